@@ -1,0 +1,33 @@
+package io.embednorm.jobs;
+
+import io.embednorm.kernels.DeviceChoice;
+import io.embednorm.kernels.Normalization;
+import java.util.Objects;
+
+/**
+ * What one run of the normalize job does: read {@code inputFormat} data at {@code input}, normalize
+ * {@code column} into {@code outputColumn}, write {@code outputFormat} data to {@code output}.
+ */
+public record JobSettings(
+    String input,
+    String inputFormat,
+    String output,
+    String outputFormat,
+    String column,
+    String outputColumn,
+    Normalization normalization,
+    DeviceChoice device,
+    String saveMode) {
+
+  public JobSettings {
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(output, "output");
+    Objects.requireNonNull(normalization, "normalization");
+    Objects.requireNonNull(column, "column");
+    outputColumn = outputColumn == null ? column : outputColumn;
+    inputFormat = inputFormat == null ? "parquet" : inputFormat;
+    outputFormat = outputFormat == null ? "parquet" : outputFormat;
+    device = device == null ? DeviceChoice.AUTO : device;
+    saveMode = saveMode == null ? "errorifexists" : saveMode;
+  }
+}

@@ -1,0 +1,87 @@
+package io.embednorm.jobs;
+
+import static org.apache.spark.sql.functions.col;
+import static org.apache.spark.sql.functions.count;
+import static org.apache.spark.sql.functions.lit;
+
+import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.EngineSelection;
+import io.embednorm.kernels.Engines;
+import io.embednorm.spark.EmbedNormFunctions;
+import java.util.Arrays;
+import java.util.Map;
+import org.apache.spark.sql.Dataset;
+import org.apache.spark.sql.Observation;
+import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.StructField;
+
+/**
+ * The normalize job on a given SparkSession: one pass that reads, normalizes one array column and
+ * writes, counting rows on the way (no second pass).
+ */
+public final class NormalizeJob {
+  private NormalizeJob() {}
+
+  /** Runs the job; the session stays open (the caller owns it). */
+  public static JobReport run(SparkSession spark, JobSettings settings) {
+    String device = describeDevice(settings);
+    Dataset<Row> input = spark.read().format(settings.inputFormat()).load(settings.input());
+    checkColumn(input, settings.column());
+    Dataset<Row> output =
+        input.withColumn(
+            settings.outputColumn(),
+            EmbedNormFunctions.normalize(col(quoted(settings.column())), settings.normalization()));
+    Observation observation = new Observation("embednorm");
+    Dataset<Row> observed = output.observe(observation, count(lit(1)).as("rows"));
+    long start = System.nanoTime();
+    observed
+        .write()
+        .mode(settings.saveMode())
+        .format(settings.outputFormat())
+        .save(settings.output());
+    double seconds = (System.nanoTime() - start) / 1e9;
+    Map<String, Object> metrics = observation.getAsJava();
+    long rows = ((Number) metrics.get("rows")).longValue();
+    return new JobReport(rows, settings.output(), seconds, device);
+  }
+
+  /**
+   * Resolves the device choice now, so that {@code gpu} without a GPU fails before any work, and
+   * says where the rows are normalized.
+   */
+  static String describeDevice(JobSettings settings) {
+    try (EngineSelection selection = Engines.select(settings.device())) {
+      return "cpu, Spark row path (" + selection.reason() + ")";
+    }
+  }
+
+  private static void checkColumn(Dataset<Row> input, String column) {
+    StructField field =
+        Arrays.stream(input.schema().fields())
+            .filter(candidate -> candidate.name().equals(column))
+            .findFirst()
+            .orElseThrow(
+                () ->
+                    new EmbedNormException(
+                        "Cannot normalize column '"
+                            + column
+                            + "': no such column; the input has columns "
+                            + String.join(", ", input.columns())));
+    DataType type = field.dataType();
+    if (!(type instanceof ArrayType)) {
+      throw new EmbedNormException(
+          "Cannot normalize column '"
+              + column
+              + "': its type is "
+              + type.simpleString()
+              + "; expected an array of float or double");
+    }
+  }
+
+  private static String quoted(String column) {
+    return "`" + column.replace("`", "``") + "`";
+  }
+}

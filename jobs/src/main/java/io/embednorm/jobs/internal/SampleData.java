@@ -1,0 +1,131 @@
+package io.embednorm.jobs.internal;
+
+import io.embednorm.kernels.EmbedNormException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.List;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BigIntVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.ipc.ArrowFileWriter;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.types.pojo.Schema;
+import org.apache.spark.api.java.function.MapFunction;
+import org.apache.spark.sql.Encoders;
+import org.apache.spark.sql.RowFactory;
+import org.apache.spark.sql.SaveMode;
+import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.StructType;
+
+/** Writes sample embeddings ({@code id bigint, embedding array<float>}) as Parquet or Arrow IPC. */
+public final class SampleData {
+  /** Rows per Arrow record batch. */
+  static final int ARROW_BATCH_ROWS = 8192;
+
+  private SampleData() {}
+
+  /** The Spark schema of sample data. */
+  public static StructType sparkSchema() {
+    return new StructType()
+        .add("id", DataTypes.LongType, false)
+        .add("embedding", DataTypes.createArrayType(DataTypes.FloatType, false), false);
+  }
+
+  /** Writes {@code rows} rows of {@code width} with Spark in {@code format}, replacing the output. */
+  public static void writeWithSpark(
+      SparkSession spark, String output, String format, long rows, int width, long seed) {
+    int partitions = Math.max(1, spark.sparkContext().defaultParallelism());
+    spark
+        .range(0, rows, 1, partitions)
+        .map(
+            (MapFunction<Long, org.apache.spark.sql.Row>)
+                id -> RowFactory.create(id, SampleRows.row(seed, id, width)),
+            Encoders.row(sparkSchema()))
+        .write()
+        .mode(SaveMode.Overwrite)
+        .format(format)
+        .save(output);
+  }
+
+  /**
+   * Writes an Arrow IPC file with a BigInt {@code id} column and a FixedSizeList&lt;float32&gt;
+   * {@code embedding} column. The file appears only when complete.
+   */
+  public static void writeArrow(
+      BufferAllocator allocator, Path output, long rows, int width, long seed) {
+    Field element =
+        new Field(
+            "element",
+            FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
+            null);
+    Field embedding =
+        new Field(
+            "embedding",
+            FieldType.nullable(new ArrowType.FixedSizeList(width)),
+            List.of(element));
+    Field id = new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null);
+    Schema schema = new Schema(List.of(id, embedding));
+    Path temporary = temporarySibling(output);
+    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
+        FileChannel channel =
+            FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
+        ArrowFileWriter writer = new ArrowFileWriter(root, null, channel)) {
+      writer.start();
+      BigIntVector ids = (BigIntVector) root.getVector("id");
+      FixedSizeListVector lists = (FixedSizeListVector) root.getVector("embedding");
+      float[] values = new float[width];
+      for (long first = 0; first < rows; first += ARROW_BATCH_ROWS) {
+        int count = (int) Math.min(ARROW_BATCH_ROWS, rows - first);
+        root.allocateNew();
+        Float4Vector data = (Float4Vector) lists.getDataVector();
+        data.setValueCount(count * width);
+        for (int row = 0; row < count; row++) {
+          ids.set(row, first + row);
+          lists.setNotNull(row);
+          SampleRows.fill(seed, first + row, values);
+          for (int i = 0; i < width; i++) {
+            data.set(row * width + i, values[i]);
+          }
+        }
+        root.setRowCount(count);
+        writer.writeBatch();
+      }
+      writer.end();
+    } catch (IOException | RuntimeException failure) {
+      deleteQuietly(temporary);
+      throw new EmbedNormException(
+          "Cannot write Arrow file '" + output + "': " + failure.getMessage(), failure);
+    }
+    try {
+      Files.move(
+          temporary, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+    } catch (IOException failure) {
+      deleteQuietly(temporary);
+      throw new EmbedNormException(
+          "Cannot write Arrow file '" + output + "': " + failure.getMessage(), failure);
+    }
+  }
+
+  private static Path temporarySibling(Path output) {
+    Path parent = output.toAbsolutePath().getParent();
+    return parent.resolve("." + output.getFileName() + ".tmp-" + ProcessHandle.current().pid());
+  }
+
+  private static void deleteQuietly(Path file) {
+    try {
+      Files.deleteIfExists(file);
+    } catch (IOException ignored) {
+      // Best effort: the failure that brought us here is the one to report.
+    }
+  }
+}

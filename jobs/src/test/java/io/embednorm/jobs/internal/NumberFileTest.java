@@ -1,0 +1,39 @@
+package io.embednorm.jobs.internal;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.embednorm.kernels.EmbedNormException;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class NumberFileTest {
+  @TempDir Path folder;
+
+  @Test
+  void readsNumbersSeparatedByCommasAndWhitespace() throws IOException {
+    Path file = Files.writeString(folder.resolve("w.txt"), " 1, 2.5\n-3e2\t4 ,5\n");
+    assertThat(NumberFile.read(file, "weight")).containsExactly(1, 2.5, -300, 4, 5);
+  }
+
+  @Test
+  void namesTheItemThatIsNotANumber() throws IOException {
+    Path file = Files.writeString(folder.resolve("w.txt"), "1, 2, abc, 4");
+    assertThatThrownBy(() -> NumberFile.read(file, "weight"))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessage("Cannot read weight file '" + file + "': item 3 ('abc') is not a number");
+  }
+
+  @Test
+  void rejectsEmptyAndMissingFiles() throws IOException {
+    Path empty = Files.writeString(folder.resolve("empty.txt"), " \n ");
+    assertThatThrownBy(() -> NumberFile.read(empty, "bias"))
+        .hasMessage("Cannot read bias file '" + empty + "': it holds no numbers");
+    Path missing = folder.resolve("missing.txt");
+    assertThatThrownBy(() -> NumberFile.read(missing, "weight"))
+        .hasMessage("Cannot read weight file '" + missing + "': no such file");
+  }
+}
