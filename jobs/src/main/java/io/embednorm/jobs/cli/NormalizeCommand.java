@@ -2,6 +2,7 @@ package io.embednorm.jobs.cli;
 
 import io.embednorm.arrow.ArrowFiles;
 import io.embednorm.arrow.ArrowNormalizer;
+import io.embednorm.arrow.NormalizeResult;
 import io.embednorm.jobs.JobOptions;
 import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.Normalization;
@@ -63,8 +64,9 @@ final class NormalizeCommand implements Callable<Integer> {
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
         ArrowNormalizer normalizer = ArrowNormalizer.create(allocator, choice)) {
-      ArrowFiles.NormalizeResult result =
-          ArrowFiles.normalizeFile(input, output, column, normalization, normalizer, allocator);
+      NormalizeResult result =
+          ArrowFiles.normalizeFile(
+              input, output, column, normalization, normalizer, allocator, this::progress);
       double seconds = (System.nanoTime() - start) / 1e9;
       System.out.printf(
           Locale.ROOT,
@@ -80,4 +82,15 @@ final class NormalizeCommand implements Callable<Integer> {
     }
     return 0;
   }
+
+  /** Progress on stderr, at most once a second, for long files. */
+  private void progress(long rowsDone) {
+    long now = System.nanoTime();
+    if (now - lastProgress > 1_000_000_000L) {
+      lastProgress = now;
+      System.err.printf(Locale.ROOT, "embednorm normalize: %d rows done%n", rowsDone);
+    }
+  }
+
+  private long lastProgress = System.nanoTime();
 }

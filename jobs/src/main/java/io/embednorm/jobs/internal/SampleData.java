@@ -1,19 +1,13 @@
 package io.embednorm.jobs.internal;
 
-import io.embednorm.kernels.EmbedNormException;
-import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.Files;
+import io.embednorm.arrow.ArrowOutputFile;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.List;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.Float4Vector;
 import org.apache.arrow.vector.VectorSchemaRoot;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
-import org.apache.arrow.vector.ipc.ArrowFileWriter;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
@@ -74,19 +68,15 @@ public final class SampleData {
             FieldType.nullable(new ArrowType.FixedSizeList(width)),
             List.of(element));
     Field id = new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null);
-    Schema schema = new Schema(List.of(id, embedding));
-    Path temporary = temporarySibling(output);
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
-        FileChannel channel =
-            FileChannel.open(temporary, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
-        ArrowFileWriter writer = new ArrowFileWriter(root, null, channel)) {
-      writer.start();
-      BigIntVector ids = (BigIntVector) root.getVector("id");
-      FixedSizeListVector lists = (FixedSizeListVector) root.getVector("embedding");
+    try (ArrowOutputFile file =
+        ArrowOutputFile.create(output, new Schema(List.of(id, embedding)), allocator)) {
+      VectorSchemaRoot root = file.root();
       float[] values = new float[width];
       for (long first = 0; first < rows; first += ARROW_BATCH_ROWS) {
         int count = (int) Math.min(ARROW_BATCH_ROWS, rows - first);
         root.allocateNew();
+        BigIntVector ids = (BigIntVector) root.getVector("id");
+        FixedSizeListVector lists = (FixedSizeListVector) root.getVector("embedding");
         Float4Vector data = (Float4Vector) lists.getDataVector();
         data.setValueCount(count * width);
         for (int row = 0; row < count; row++) {
@@ -98,34 +88,9 @@ public final class SampleData {
           }
         }
         root.setRowCount(count);
-        writer.writeBatch();
+        file.writeBatch();
       }
-      writer.end();
-    } catch (IOException | RuntimeException failure) {
-      deleteQuietly(temporary);
-      throw new EmbedNormException(
-          "Cannot write Arrow file '" + output + "': " + failure.getMessage(), failure);
-    }
-    try {
-      Files.move(
-          temporary, output, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-    } catch (IOException failure) {
-      deleteQuietly(temporary);
-      throw new EmbedNormException(
-          "Cannot write Arrow file '" + output + "': " + failure.getMessage(), failure);
-    }
-  }
-
-  private static Path temporarySibling(Path output) {
-    Path parent = output.toAbsolutePath().getParent();
-    return parent.resolve("." + output.getFileName() + ".tmp-" + ProcessHandle.current().pid());
-  }
-
-  private static void deleteQuietly(Path file) {
-    try {
-      Files.deleteIfExists(file);
-    } catch (IOException ignored) {
-      // Best effort: the failure that brought us here is the one to report.
+      file.commit();
     }
   }
 }

@@ -1,0 +1,162 @@
+package io.embednorm.arrow;
+
+import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.Normalization;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongConsumer;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorSchemaRoot;
+
+/**
+ * Arrow IPC files for the command line: normalize a column of a file into a new file, and read and
+ * write whole files. Inputs may be in the IPC file or stream format (told apart by the {@code
+ * ARROW1} magic); outputs are always in the file format, written to a temporary file and moved into
+ * place only on success.
+ */
+public final class ArrowFiles {
+  private ArrowFiles() {}
+
+  /**
+   * As {@link #normalizeFile(Path, Path, String, Normalization, ArrowNormalizer, BufferAllocator,
+   * LongConsumer)}, without progress.
+   */
+  public static NormalizeResult normalizeFile(
+      Path input,
+      Path output,
+      String column,
+      Normalization normalization,
+      ArrowNormalizer normalizer,
+      BufferAllocator allocator) {
+    return normalizeFile(input, output, column, normalization, normalizer, allocator, rows -> {});
+  }
+
+  /**
+   * Reads {@code input} batch by batch, normalizes {@code column} of each batch and writes {@code
+   * output} with the same schema: the column replaced, every other column passed through unchanged.
+   * The column is checked before any output is created; on any failure no output file is left
+   * behind and an existing {@code output} stays untouched. {@code output} may equal {@code input}.
+   * Row numbers in messages count from the start of the file.
+   *
+   * @param allocator where the read and written batches live; it must share its root allocator with
+   *     the normalizer's. Everything allocated is freed before this returns or throws.
+   * @param progress called after each batch with the rows done so far
+   * @throws EmbedNormException "Cannot read Arrow file ..." for a missing or unreadable input,
+   *     "Cannot normalize column ..." for a missing or unsupported column, the engine's message
+   *     when a weight or bias does not fit a row, "Cannot write Arrow file ..." for write failures
+   */
+  public static NormalizeResult normalizeFile(
+      Path input,
+      Path output,
+      String column,
+      Normalization normalization,
+      ArrowNormalizer normalizer,
+      BufferAllocator allocator,
+      LongConsumer progress) {
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(output, "output");
+    Objects.requireNonNull(column, "column");
+    Objects.requireNonNull(normalization, "normalization");
+    Objects.requireNonNull(normalizer, "normalizer");
+    Objects.requireNonNull(allocator, "allocator");
+    Objects.requireNonNull(progress, "progress");
+    if (normalizer.allocator().getRoot() != allocator.getRoot()) {
+      throw new EmbedNormException(
+          "Cannot normalize file '"
+              + input
+              + "': the allocator and the normalizer's allocator must share one root allocator");
+    }
+    long started = System.nanoTime();
+    try (ArrowInput source = ArrowInput.open(input, allocator)) {
+      VectorSchemaRoot batch = source.root();
+      int columnIndex =
+          EmbeddingColumn.require(
+              batch.getSchema().getFields(), column, "the file '" + input + "'");
+      try (ArrowOutputFile target =
+          ArrowOutputFile.create(output, batch.getSchema(), allocator, source.dictionaries())) {
+        long rows = 0;
+        int batches = 0;
+        while (source.loadNextBatch()) {
+          try (FieldVector normalized =
+              normalizer.normalize(batch.getVector(columnIndex), normalization, rows)) {
+            moveInto(batch, columnIndex, normalized, target.root());
+          }
+          target.writeBatch();
+          rows += batch.getRowCount();
+          batches++;
+          progress.accept(rows);
+        }
+        long outputBytes = target.commit();
+        return new NormalizeResult(
+            rows,
+            batches,
+            source.size(),
+            outputBytes,
+            source.format(),
+            Duration.ofNanos(System.nanoTime() - started));
+      }
+    }
+  }
+
+  /**
+   * Reads every batch of an Arrow IPC file or stream into its own root allocated from {@code
+   * allocator}. The caller closes every returned root. Dictionary-encoded columns come back as
+   * their indices.
+   *
+   * @throws EmbedNormException "Cannot read Arrow file '&lt;path&gt;': &lt;why&gt;"
+   */
+  public static List<VectorSchemaRoot> readFile(Path input, BufferAllocator allocator) {
+    List<VectorSchemaRoot> batches = new ArrayList<>();
+    try (ArrowInput source = ArrowInput.open(input, allocator)) {
+      VectorSchemaRoot batch = source.root();
+      while (source.loadNextBatch()) {
+        VectorSchemaRoot copy = VectorSchemaRoot.create(batch.getSchema(), allocator);
+        batches.add(copy);
+        moveInto(batch, -1, null, copy);
+      }
+      return batches;
+    } catch (RuntimeException | Error failure) {
+      batches.forEach(VectorSchemaRoot::close);
+      throw failure;
+    }
+  }
+
+  /**
+   * Writes {@code batches} (at least one, all with the first one's schema) as an Arrow IPC file,
+   * sharing their buffers; the batches stay the caller's. Replaces {@code output} atomically.
+   *
+   * @param allocator must share its root allocator with the batches' vectors
+   * @return the size of the file in bytes
+   */
+  public static long writeFile(
+      Path output, BufferAllocator allocator, VectorSchemaRoot... batches) {
+    if (batches.length == 0) {
+      throw new EmbedNormException(
+          "Cannot write Arrow file '" + output + "': no batches given to take the schema from");
+    }
+    try (ArrowOutputFile target =
+        ArrowOutputFile.create(output, batches[0].getSchema(), allocator)) {
+      for (VectorSchemaRoot batch : batches) {
+        target.write(batch);
+      }
+      return target.commit();
+    }
+  }
+
+  /**
+   * Transfers every vector of {@code from} into the same column of {@code to}, taking {@code
+   * replacement} instead for column {@code replacedIndex}, and sets the row count.
+   */
+  private static void moveInto(
+      VectorSchemaRoot from, int replacedIndex, FieldVector replacement, VectorSchemaRoot to) {
+    for (int index = 0; index < from.getFieldVectors().size(); index++) {
+      FieldVector vector = index == replacedIndex ? replacement : from.getVector(index);
+      vector.makeTransferPair(to.getVector(index)).transfer();
+    }
+    to.setRowCount(from.getRowCount());
+  }
+}

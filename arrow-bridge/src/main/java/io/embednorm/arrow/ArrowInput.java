@@ -1,0 +1,167 @@
+package io.embednorm.arrow;
+
+import io.embednorm.kernels.EmbedNormException;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.ArrowFileReader;
+import org.apache.arrow.vector.ipc.ArrowReader;
+import org.apache.arrow.vector.ipc.ArrowStreamReader;
+
+/**
+ * An Arrow IPC file or stream being read, batch by batch into one root. Every failure reads "Cannot
+ * read Arrow file '&lt;path&gt;': &lt;why&gt;".
+ */
+final class ArrowInput implements AutoCloseable {
+  private static final byte[] FILE_MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
+  private static final int CONTINUATION = 0xFFFFFFFF;
+
+  private final Path path;
+  private final ArrowReader reader;
+  private final ArrowFormat format;
+  private final long size;
+
+  private ArrowInput(Path path, ArrowReader reader, ArrowFormat format, long size) {
+    this.path = path;
+    this.reader = reader;
+    this.format = format;
+    this.size = size;
+  }
+
+  /** Opens {@code path}, telling the file format from the stream format by its first bytes. */
+  static ArrowInput open(Path path, BufferAllocator allocator) {
+    FileChannel channel;
+    try {
+      channel = FileChannel.open(path, StandardOpenOption.READ);
+    } catch (IOException | RuntimeException failure) {
+      throw failure(path, failure);
+    }
+    try {
+      long size = channel.size();
+      ArrowFormat format = detect(channel, size);
+      channel.position(0);
+      ArrowReader reader =
+          format == ArrowFormat.FILE
+              ? new ArrowFileReader(channel, allocator)
+              : new ArrowStreamReader(channel, allocator);
+      return new ArrowInput(path, reader, format, size);
+    } catch (EmbedNormException failure) {
+      closeQuietly(channel);
+      throw failure;
+    } catch (IOException | RuntimeException failure) {
+      closeQuietly(channel);
+      throw failure(path, failure);
+    }
+  }
+
+  ArrowFormat format() {
+    return format;
+  }
+
+  /** The size of the file in bytes. */
+  long size() {
+    return size;
+  }
+
+  /** The root every batch is loaded into; reads the schema on first use. */
+  VectorSchemaRoot root() {
+    try {
+      return reader.getVectorSchemaRoot();
+    } catch (IOException | RuntimeException failure) {
+      throw failure(path, failure);
+    }
+  }
+
+  /** Loads the next batch into {@link #root()}; false at the end. */
+  boolean loadNextBatch() {
+    try {
+      return reader.loadNextBatch();
+    } catch (IOException | RuntimeException failure) {
+      throw failure(path, failure);
+    }
+  }
+
+  /** The dictionaries of dictionary-encoded columns, for a writer that passes them through. */
+  DictionaryProvider dictionaries() {
+    return reader;
+  }
+
+  @Override
+  public void close() {
+    try {
+      reader.close();
+    } catch (IOException | RuntimeException failure) {
+      throw failure(path, failure);
+    }
+  }
+
+  private static ArrowFormat detect(FileChannel channel, long size) throws IOException {
+    if (size == 0) {
+      throw new IOException("the file is empty");
+    }
+    ByteBuffer head = ByteBuffer.allocate((int) Math.min(8, size)).order(ByteOrder.LITTLE_ENDIAN);
+    while (head.hasRemaining() && channel.read(head) >= 0) {
+      // read until full
+    }
+    head.flip();
+    if (head.remaining() >= FILE_MAGIC.length
+        && ByteBuffer.wrap(FILE_MAGIC).equals(head.duplicate().limit(FILE_MAGIC.length))) {
+      return ArrowFormat.FILE;
+    }
+    if (head.remaining() == 8) {
+      boolean continued = head.getInt(0) == CONTINUATION;
+      long length = continued ? head.getInt(4) : head.getInt(0);
+      long prefix = continued ? 8 : 4;
+      if (length > 0 && length <= size - prefix) {
+        return ArrowFormat.STREAM;
+      }
+    }
+    StringBuilder bytes = new StringBuilder();
+    for (int index = 0; index < head.limit(); index++) {
+      bytes.append(String.format(" %02x", head.get(index)));
+    }
+    throw new IOException(
+        "it is neither an Arrow IPC file nor an Arrow IPC stream (it starts with bytes"
+            + bytes
+            + ")");
+  }
+
+  static EmbedNormException failure(Path path, Exception failure) {
+    return new EmbedNormException(
+        "Cannot read Arrow file '" + path + "': " + reason(failure), failure);
+  }
+
+  /** A short reason for a failed file operation, e.g. {@code no such file}. */
+  static String reason(Exception failure) {
+    if (failure instanceof NoSuchFileException) {
+      return "no such file";
+    }
+    if (failure instanceof AccessDeniedException) {
+      return "permission denied";
+    }
+    if (failure instanceof FileSystemException
+        && ((FileSystemException) failure).getReason() != null) {
+      return ((FileSystemException) failure).getReason();
+    }
+    String message = failure.getMessage();
+    return message == null || message.isBlank() ? failure.getClass().getSimpleName() : message;
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException ignored) {
+      // the read failure is what the caller needs to see
+    }
+  }
+}

@@ -1,0 +1,219 @@
+package io.embednorm.arrow;
+
+import io.embednorm.kernels.EmbedNormException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.util.Objects;
+import java.util.concurrent.ThreadLocalRandom;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.VectorLoader;
+import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.VectorUnloader;
+import org.apache.arrow.vector.dictionary.DictionaryProvider;
+import org.apache.arrow.vector.ipc.ArrowFileWriter;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Schema;
+
+/**
+ * An Arrow IPC file (file format, uncompressed) written batch by batch to a hidden temporary file
+ * next to the output and moved into place by {@link #commit()}. Closing it without a commit deletes
+ * the temporary file and leaves any existing output untouched. Every failure reads "Cannot write
+ * Arrow file '&lt;path&gt;': &lt;why&gt;".
+ *
+ * <p>Either fill {@link #root()} (e.g. by transferring vectors into it) and call {@link
+ * #writeBatch()}, or hand whole batches to {@link #write(VectorSchemaRoot)}. Not thread-safe.
+ */
+public final class ArrowOutputFile implements AutoCloseable {
+  private final Path output;
+  private final Path temporary;
+  private final FileChannel channel;
+  private final VectorSchemaRoot root;
+  private final ArrowFileWriter writer;
+  private final BufferAllocator allocator;
+  private boolean finished;
+
+  private ArrowOutputFile(
+      Path output,
+      Path temporary,
+      FileChannel channel,
+      VectorSchemaRoot root,
+      BufferAllocator allocator,
+      DictionaryProvider dictionaries) {
+    this.output = output;
+    this.temporary = temporary;
+    this.channel = channel;
+    this.root = root;
+    this.allocator = allocator;
+    this.writer = new ArrowFileWriter(root, dictionaries, channel);
+  }
+
+  /**
+   * Starts writing {@code output} with {@code schema}; creates missing parent directories. The
+   * caller closes the result (after {@link #commit()} to keep the file).
+   *
+   * @param allocator where the root's vectors come from; batches given to {@link
+   *     #write(VectorSchemaRoot)} must share its root allocator
+   */
+  public static ArrowOutputFile create(Path output, Schema schema, BufferAllocator allocator) {
+    return create(output, schema, allocator, null);
+  }
+
+  static ArrowOutputFile create(
+      Path output, Schema schema, BufferAllocator allocator, DictionaryProvider dictionaries) {
+    Objects.requireNonNull(output, "output");
+    Objects.requireNonNull(schema, "schema");
+    Objects.requireNonNull(allocator, "allocator");
+    Path absolute = output.toAbsolutePath();
+    Path temporary = null;
+    FileChannel channel = null;
+    VectorSchemaRoot root = null;
+    try {
+      Files.createDirectories(absolute.getParent());
+      temporary =
+          absolute.resolveSibling(
+              "." + absolute.getFileName() + "." + Long.toHexString(randomLong()) + ".tmp");
+      channel =
+          FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      root = VectorSchemaRoot.create(schema, allocator);
+      return new ArrowOutputFile(
+          output,
+          temporary,
+          channel,
+          root,
+          allocator,
+          dictionaries != null ? dictionaries : new DictionaryProvider.MapDictionaryProvider());
+    } catch (IOException | RuntimeException failure) {
+      if (root != null) {
+        root.close();
+      }
+      discard(channel, temporary);
+      throw failure(output, failure);
+    }
+  }
+
+  /** The root whose contents {@link #writeBatch()} writes; owned by this file. */
+  public VectorSchemaRoot root() {
+    return root;
+  }
+
+  /**
+   * Writes the current contents of {@link #root()} as one record batch, then clears the root (frees
+   * its buffers; vectors filled with {@code setSafe} grow again on their own).
+   */
+  public void writeBatch() {
+    checkOpen();
+    try {
+      writer.writeBatch();
+    } catch (IOException | RuntimeException failure) {
+      throw failure(output, failure);
+    } finally {
+      root.clear();
+    }
+  }
+
+  /**
+   * Writes {@code batch} as one record batch, sharing its buffers (no copy); {@code batch} stays
+   * the caller's and is not modified. Its schema must equal this file's.
+   */
+  public void write(VectorSchemaRoot batch) {
+    checkOpen();
+    if (!batch.getSchema().equals(root.getSchema())) {
+      throw new EmbedNormException(
+          "Cannot write Arrow file '"
+              + output
+              + "': a batch has schema "
+              + batch.getSchema()
+              + " but the file has "
+              + root.getSchema());
+    }
+    for (FieldVector vector : batch.getFieldVectors()) {
+      if (vector.getAllocator().getRoot() != allocator.getRoot()) {
+        throw new EmbedNormException(
+            "Cannot write Arrow file '"
+                + output
+                + "': the batch's buffers come from another root allocator than the file's");
+      }
+    }
+    try (ArrowRecordBatch recordBatch = new VectorUnloader(batch).getRecordBatch()) {
+      new VectorLoader(root).load(recordBatch);
+    }
+    writeBatch();
+  }
+
+  /**
+   * Finishes the file and moves it into place, replacing an existing file.
+   *
+   * @return the size of the file in bytes
+   */
+  public long commit() {
+    checkOpen();
+    try {
+      writer.end();
+      long bytes = writer.bytesWritten();
+      channel.force(true);
+      channel.close();
+      move(temporary, output.toAbsolutePath());
+      finished = true;
+      return bytes;
+    } catch (IOException | RuntimeException failure) {
+      throw failure(output, failure);
+    }
+  }
+
+  /** Frees the root; without a commit, also deletes the temporary file. Idempotent. */
+  @Override
+  public void close() {
+    if (!finished) {
+      finished = true;
+      discard(channel, temporary);
+    }
+    root.close();
+  }
+
+  private void checkOpen() {
+    if (finished) {
+      throw new EmbedNormException(
+          "Cannot write Arrow file '" + output + "': it is already committed or closed");
+    }
+  }
+
+  private static void move(Path from, Path to) throws IOException {
+    try {
+      Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+    } catch (AtomicMoveNotSupportedException notAtomic) {
+      Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+    }
+  }
+
+  private static void discard(FileChannel channel, Path temporary) {
+    try {
+      if (channel != null) {
+        channel.close();
+      }
+    } catch (IOException ignored) {
+      // deleting the file matters more
+    }
+    try {
+      if (temporary != null) {
+        Files.deleteIfExists(temporary);
+      }
+    } catch (IOException ignored) {
+      // nothing more to do; the name starts with a dot and ends with .tmp
+    }
+  }
+
+  private static long randomLong() {
+    return ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
+  }
+
+  static EmbedNormException failure(Path path, Exception failure) {
+    return new EmbedNormException(
+        "Cannot write Arrow file '" + path + "': " + ArrowInput.reason(failure), failure);
+  }
+}

@@ -1,0 +1,81 @@
+package io.embednorm.arrow;
+
+import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.EmbedNormException;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.complex.ListVector;
+
+/**
+ * A FixedSizeList or List vector seen as rows of elements in its child vector. Row {@code r} holds
+ * the child elements {@code [boundary(r), boundary(r + 1))}.
+ */
+abstract class ListColumn {
+  private final String name;
+  private final ElementType type;
+  private final BaseFixedWidthVector elements;
+
+  ListColumn(String name, ElementType type, BaseFixedWidthVector elements) {
+    this.name = name;
+    this.type = type;
+    this.elements = elements;
+  }
+
+  /** Views a supported vector; throws the user-facing type error for any other. */
+  static ListColumn of(FieldVector vector) {
+    String name = vector.getField().getName();
+    ElementType type = EmbeddingColumn.elementType(vector.getField(), name);
+    if (vector instanceof FixedSizeListVector) {
+      return new FixedSizeListColumn(name, type, (FixedSizeListVector) vector);
+    }
+    if (vector instanceof ListVector) {
+      return new VariableListColumn(name, type, (ListVector) vector);
+    }
+    throw new EmbedNormException(
+        "Cannot normalize column '"
+            + name
+            + "': it is a "
+            + vector.getClass().getSimpleName()
+            + "; "
+            + EmbeddingColumn.EXPECTED_TYPE);
+  }
+
+  String name() {
+    return name;
+  }
+
+  ElementType type() {
+    return type;
+  }
+
+  /** The child vector that holds the elements of all rows. */
+  BaseFixedWidthVector elements() {
+    return elements;
+  }
+
+  abstract int rows();
+
+  /**
+   * The child index where row {@code row} starts, or where the last row ends for {@code rows()}.
+   */
+  abstract long boundary(int row);
+
+  abstract boolean isNullRow(int row);
+
+  /** The width of every row, or -1 where rows may differ in width. */
+  abstract int fixedWidth();
+
+  /**
+   * A new vector with the column's field and row layout (row boundaries shifted to start at 0),
+   * {@code elementCount} allocated elements and its value counts set; every row and element is null
+   * until the caller sets validity bits.
+   */
+  abstract FieldVector allocateOutput(BufferAllocator allocator, int elementCount);
+
+  /** The element vector of an output made by {@link #allocateOutput}. */
+  static BaseFixedWidthVector elementsOf(FieldVector output) {
+    return (BaseFixedWidthVector) output.getChildrenFromFields().get(0);
+  }
+}
