@@ -20,8 +20,8 @@ public final class Normalization implements Serializable {
   private final double epsilon;
   private final double[] weight;
   private final double[] bias;
-  private transient float[] floatWeight;
-  private transient float[] floatBias;
+  private transient volatile float[] floatWeight;
+  private transient volatile float[] floatBias;
 
   private Normalization(Op op, double epsilon, double[] weight, double[] bias) {
     this.op = Objects.requireNonNull(op, "op");

@@ -45,7 +45,7 @@ public final class RowBatch {
     if (output.isReadOnly()) {
       throw new EmbedNormException("Cannot create row batch: the output buffer is read-only");
     }
-    long elements = rows == 0 ? 0 : rowStart(0) + (long) elementCount();
+    long elements = rows == 0 ? 0 : rowStart(0) + elementCount();
     checkCapacity("input", input, elements);
     checkCapacity("output", output, elements);
   }

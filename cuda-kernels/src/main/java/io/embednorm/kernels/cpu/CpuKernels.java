@@ -1,21 +1,28 @@
 package io.embednorm.kernels.cpu;
 
 import io.embednorm.kernels.Normalization;
+import java.util.Objects;
 
 /**
  * The five ops on one row held in a Java array: the CPU implementation of DESIGN.md §2, used by the
  * CPU engine and by Spark's row-at-a-time path. float32 rows accumulate in float32 and fall back to
  * float64 for rows whose sums would overflow or underflow; float64 rows accumulate in float64.
+ *
+ * <p>A row's output bits depend only on the row and the normalization, so any batching gives the
+ * same result. Thread-safe; allocates nothing per row (the float64 fallback uses per-thread
+ * scratch).
  */
 public final class CpuKernels {
   private CpuKernels() {}
 
   /**
    * Normalizes {@code input[inputOffset, inputOffset + width)} into {@code output[outputOffset,
-   * outputOffset + width)}; input and output may be the same array at the same offset.
+   * outputOffset + width)}; input and output may be the same array at the same offset. An empty row
+   * writes nothing.
    *
    * @throws io.embednorm.kernels.EmbedNormException when weight or bias length differs from {@code
    *     width} (row index unknown here)
+   * @throws IndexOutOfBoundsException when a range does not fit its array
    */
   public static void normalizeRow(
       Normalization normalization,
@@ -24,7 +31,40 @@ public final class CpuKernels {
       float[] output,
       int outputOffset,
       int width) {
-    throw new UnsupportedOperationException("TODO");
+    Objects.checkFromIndexSize(inputOffset, width, input.length);
+    Objects.checkFromIndexSize(outputOffset, width, output.length);
+    normalization.checkWidth(-1, width);
+    if (width == 0) {
+      return;
+    }
+    double epsilon = normalization.epsilon();
+    switch (normalization.op()) {
+      case RMS_NORM ->
+          FloatRowKernels.rmsNorm(
+              input,
+              inputOffset,
+              output,
+              outputOffset,
+              width,
+              epsilon,
+              normalization.floatWeight());
+      case LAYER_NORM ->
+          FloatRowKernels.layerNorm(
+              input,
+              inputOffset,
+              output,
+              outputOffset,
+              width,
+              epsilon,
+              normalization.floatWeight(),
+              normalization.floatBias());
+      case SOFTMAX -> FloatRowKernels.softmax(input, inputOffset, output, outputOffset, width);
+      case LOG_SOFTMAX ->
+          FloatRowKernels.logSoftmax(input, inputOffset, output, outputOffset, width);
+      case L2_NORMALIZE ->
+          FloatRowKernels.l2Normalize(input, inputOffset, output, outputOffset, width, epsilon);
+      default -> throw new IllegalStateException("Unknown op " + normalization.op());
+    }
   }
 
   /** As {@link #normalizeRow(Normalization, float[], int, float[], int, int)}, in float64. */
@@ -35,6 +75,33 @@ public final class CpuKernels {
       double[] output,
       int outputOffset,
       int width) {
-    throw new UnsupportedOperationException("TODO");
+    Objects.checkFromIndexSize(inputOffset, width, input.length);
+    Objects.checkFromIndexSize(outputOffset, width, output.length);
+    normalization.checkWidth(-1, width);
+    if (width == 0) {
+      return;
+    }
+    double epsilon = normalization.epsilon();
+    switch (normalization.op()) {
+      case RMS_NORM ->
+          DoubleRowKernels.rmsNorm(
+              input, inputOffset, output, outputOffset, width, epsilon, normalization.weight());
+      case LAYER_NORM ->
+          DoubleRowKernels.layerNorm(
+              input,
+              inputOffset,
+              output,
+              outputOffset,
+              width,
+              epsilon,
+              normalization.weight(),
+              normalization.bias());
+      case SOFTMAX -> DoubleRowKernels.softmax(input, inputOffset, output, outputOffset, width);
+      case LOG_SOFTMAX ->
+          DoubleRowKernels.logSoftmax(input, inputOffset, output, outputOffset, width);
+      case L2_NORMALIZE ->
+          DoubleRowKernels.l2Normalize(input, inputOffset, output, outputOffset, width, epsilon);
+      default -> throw new IllegalStateException("Unknown op " + normalization.op());
+    }
   }
 }

@@ -1,0 +1,98 @@
+package io.embednorm.kernels.cpu;
+
+/**
+ * Per-thread arrays that hold one row while it is converted and normalized, so that the hot path
+ * allocates nothing per row. Rows wider than {@link #RETAINED_ELEMENTS} get arrays of their own
+ * that are not kept, so that one huge row does not pin its memory to a pooled thread for good.
+ */
+final class RowScratch {
+  static final int RETAINED_ELEMENTS = 1 << 18;
+
+  private static final ThreadLocal<RowScratch> CURRENT = ThreadLocal.withInitial(RowScratch::new);
+
+  private float[] floats = new float[0];
+  private double[] doubles = new double[0];
+  private short[] shorts = new short[0];
+  private double[] fallbackValues = new double[0];
+  private double[] fallbackWeight = new double[0];
+  private double[] fallbackBias = new double[0];
+
+  private RowScratch() {}
+
+  /** This thread's scratch. */
+  static RowScratch current() {
+    return CURRENT.get();
+  }
+
+  /** A float array of at least {@code length} elements for the engine's rows. */
+  float[] floats(int length) {
+    if (floats.length >= length) {
+      return floats;
+    }
+    float[] array = new float[length];
+    if (length <= RETAINED_ELEMENTS) {
+      floats = array;
+    }
+    return array;
+  }
+
+  /** A double array of at least {@code length} elements for the engine's rows. */
+  double[] doubles(int length) {
+    if (doubles.length >= length) {
+      return doubles;
+    }
+    double[] array = new double[length];
+    if (length <= RETAINED_ELEMENTS) {
+      doubles = array;
+    }
+    return array;
+  }
+
+  /** A short array of at least {@code length} elements for float16 and bfloat16 rows. */
+  short[] shorts(int length) {
+    if (shorts.length >= length) {
+      return shorts;
+    }
+    short[] array = new short[length];
+    if (length <= RETAINED_ELEMENTS) {
+      shorts = array;
+    }
+    return array;
+  }
+
+  /** The row of a float32 row recomputed in float64. */
+  double[] fallbackValues(int length) {
+    if (fallbackValues.length >= length) {
+      return fallbackValues;
+    }
+    double[] array = new double[length];
+    if (length <= RETAINED_ELEMENTS) {
+      fallbackValues = array;
+    }
+    return array;
+  }
+
+  /** The widened float32 weight of a row recomputed in float64. */
+  double[] fallbackWeight(int length) {
+    if (fallbackWeight.length >= length) {
+      return fallbackWeight;
+    }
+    double[] array = new double[length];
+    if (length <= RETAINED_ELEMENTS) {
+      fallbackWeight = array;
+    }
+    return array;
+  }
+
+  /** The widened float32 bias of a row recomputed in float64. */
+  double[] fallbackBias(int length) {
+    if (fallbackBias.length >= length) {
+      return fallbackBias;
+    }
+    double[] array = new double[length];
+    if (length <= RETAINED_ELEMENTS) {
+      fallbackBias = array;
+    }
+    return array;
+  }
+}

@@ -1,0 +1,319 @@
+package io.embednorm.kernels.cpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import io.embednorm.kernels.Device;
+import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.Op;
+import io.embednorm.kernels.RowBatch;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * The engine moves rows between buffers and kernels: every result must equal, bit for bit, what
+ * {@link CpuKernels} gives for that row alone, whatever the layout, buffer kind or batch around it.
+ */
+class CpuEngineTest {
+  private static final int POISON = 0x7fc0dead;
+  private static final Normalization[] NORMALIZATIONS = {
+    Normalization.of(Op.RMS_NORM),
+    Normalization.of(Op.LAYER_NORM).withEpsilon(1e-3),
+    Normalization.of(Op.SOFTMAX),
+    Normalization.of(Op.LOG_SOFTMAX),
+    Normalization.of(Op.L2_NORMALIZE).withEpsilon(0),
+  };
+
+  private final CpuEngine engine = new CpuEngine();
+
+  @Test
+  void describesItself() {
+    assertThat(engine.device()).isEqualTo(Device.CPU);
+    assertThat(engine.description()).startsWith("cpu");
+  }
+
+  @ParameterizedTest
+  @EnumSource(ElementType.class)
+  void fixedWidthBatchesMatchTheRowKernels(ElementType type) {
+    for (boolean direct : new boolean[] {false, true}) {
+      for (Normalization normalization : NORMALIZATIONS) {
+        int rows = 5;
+        int width = 33;
+        float[] values = randomValues(new Random(11), rows * width);
+        values[width + 3] = Float.NaN;
+        ByteBuffer input = encode(type, values, direct);
+        ByteBuffer output = poisoned(type, values.length, direct);
+        engine.normalize(normalization, RowBatch.fixedWidth(type, rows, width, input, output));
+        for (int row = 0; row < rows; row++) {
+          assertThat(decodeBits(type, output, row * width, width))
+              .as("%s %s direct=%s row %d", type, normalization, direct, row)
+              .isEqualTo(expectedBits(type, normalization, values, row * width, width));
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(ElementType.class)
+  void raggedBatchesWithEmptyRowsLeaveEverythingOutsideTheRowsAlone(ElementType type) {
+    // Rows of 3, 0, 32, 0, 1 and 768 elements from element 2; elements 0, 1 and the last three are
+    // no row's.
+    int[] offsets = {2, 5, 5, 37, 37, 38, 806};
+    int elements = 809;
+    float[] values = randomValues(new Random(12), elements);
+    for (boolean direct : new boolean[] {false, true}) {
+      for (Normalization normalization : NORMALIZATIONS) {
+        ByteBuffer input = encode(type, values, direct);
+        ByteBuffer output = poisoned(type, elements, direct);
+        engine.normalize(
+            normalization, RowBatch.ragged(type, IntBuffer.wrap(offsets), input, output));
+        String what = type + " " + normalization + " direct=" + direct;
+        for (int row = 0; row + 1 < offsets.length; row++) {
+          int width = offsets[row + 1] - offsets[row];
+          assertThat(decodeBits(type, output, offsets[row], width))
+              .as("%s row %d", what, row)
+              .isEqualTo(expectedBits(type, normalization, values, offsets[row], width));
+        }
+        long[] poison = poisonBits(type);
+        assertThat(decodeBits(type, output, 0, 2)).as(what).containsOnly(poison);
+        assertThat(decodeBits(type, output, 806, 3)).as(what).containsOnly(poison);
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @EnumSource(ElementType.class)
+  void normalizesInPlace(ElementType type) {
+    float[] values = randomValues(new Random(13), 4 * 40);
+    for (Normalization normalization : NORMALIZATIONS) {
+      ByteBuffer separateOutput = poisoned(type, values.length, false);
+      engine.normalize(
+          normalization,
+          RowBatch.fixedWidth(type, 4, 40, encode(type, values, false), separateOutput));
+      ByteBuffer both = encode(type, values, true);
+      engine.normalize(normalization, RowBatch.fixedWidth(type, 4, 40, both, both));
+      assertThat(decodeBits(type, both, 0, values.length))
+          .as("%s %s", type, normalization)
+          .isEqualTo(decodeBits(type, separateOutput, 0, values.length));
+    }
+  }
+
+  @Test
+  void ignoresBufferPositionsAndByteOrders() {
+    ElementType type = ElementType.FLOAT32;
+    float[] values = randomValues(new Random(14), 3 * 16);
+    Normalization normalization = NORMALIZATIONS[0];
+    ByteBuffer expected = poisoned(type, values.length, false);
+    engine.normalize(
+        normalization, RowBatch.fixedWidth(type, 3, 16, encode(type, values, false), expected));
+
+    ByteBuffer input = encode(type, values, false).order(ByteOrder.BIG_ENDIAN);
+    input.position(12);
+    ByteBuffer output = poisoned(type, values.length, true).order(ByteOrder.BIG_ENDIAN);
+    output.position(8).limit(20);
+    engine.normalize(normalization, RowBatch.fixedWidth(type, 3, 16, input, output));
+    assertThat(decodeBits(type, output, 0, values.length))
+        .isEqualTo(decodeBits(type, expected, 0, values.length));
+    assertThat(output.position()).isEqualTo(8);
+    assertThat(input.position()).isEqualTo(12);
+  }
+
+  @Test
+  void readsReadOnlyInput() {
+    ElementType type = ElementType.FLOAT64;
+    float[] values = randomValues(new Random(15), 2 * 8);
+    ByteBuffer expected = poisoned(type, values.length, false);
+    engine.normalize(
+        NORMALIZATIONS[1], RowBatch.fixedWidth(type, 2, 8, encode(type, values, false), expected));
+    ByteBuffer output = poisoned(type, values.length, false);
+    engine.normalize(
+        NORMALIZATIONS[1],
+        RowBatch.fixedWidth(type, 2, 8, encode(type, values, true).asReadOnlyBuffer(), output));
+    assertThat(decodeBits(type, output, 0, values.length))
+        .isEqualTo(decodeBits(type, expected, 0, values.length));
+  }
+
+  @Test
+  void aRowGivesTheSameBitsInEveryBatch() {
+    ElementType type = ElementType.FLOAT32;
+    Random random = new Random(16);
+    float[] row = randomValues(random, 777);
+    for (Normalization normalization : NORMALIZATIONS) {
+      ByteBuffer alone = poisoned(type, row.length, false);
+      engine.normalize(
+          normalization, RowBatch.fixedWidth(type, 1, row.length, encode(type, row, false), alone));
+      long[] expected = decodeBits(type, alone, 0, row.length);
+
+      // The same row third in a ragged batch among rows of other widths.
+      float[] others = randomValues(random, 100 + 5000 + row.length + 31);
+      System.arraycopy(row, 0, others, 5100, row.length);
+      int[] offsets = {0, 100, 5100, 5100 + row.length, others.length};
+      ByteBuffer output = poisoned(type, others.length, true);
+      engine.normalize(
+          normalization,
+          RowBatch.ragged(type, IntBuffer.wrap(offsets), encode(type, others, true), output));
+      assertThat(decodeBits(type, output, 5100, row.length))
+          .as("%s", normalization)
+          .isEqualTo(expected);
+    }
+  }
+
+  @Test
+  void aWidthMismatchNamesTheRowFromTheFirstRowIndexAndWritesNothing() {
+    ElementType type = ElementType.FLOAT32;
+    int[] offsets = {0, 4, 8, 12, 17, 21};
+    float[] values = randomValues(new Random(17), 21);
+    ByteBuffer output = poisoned(type, values.length, false);
+    RowBatch batch =
+        RowBatch.ragged(type, IntBuffer.wrap(offsets), encode(type, values, false), output)
+            .withFirstRowIndex(1000);
+    Normalization rms = Normalization.of(Op.RMS_NORM).withWeight(new double[] {1, 2, 3, 4});
+    assertThatThrownBy(() -> engine.normalize(rms, batch))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessage("Cannot apply rms_norm to row 1003: weight has 4 elements but the row has 5");
+    assertThat(decodeBits(type, output, 0, values.length)).containsOnly(poisonBits(type));
+
+    Normalization layer =
+        Normalization.of(Op.LAYER_NORM)
+            .withWeight(new double[] {1, 1, 1, 1})
+            .withBias(new double[] {0, 0, 0});
+    assertThatThrownBy(() -> engine.normalize(layer, batch))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessage("Cannot apply layer_norm to row 1000: bias has 3 elements but the row has 4");
+  }
+
+  @Test
+  void emptyBatchesAndEmptyRowsNeedNoWeightOfTheirWidth() {
+    ElementType type = ElementType.FLOAT16;
+    Normalization rms = Normalization.of(Op.RMS_NORM).withWeight(new double[] {1, 2});
+    ByteBuffer output = poisoned(type, 2, false);
+    engine.normalize(rms, RowBatch.fixedWidth(type, 0, 2, ByteBuffer.allocate(0), output));
+    engine.normalize(rms, RowBatch.fixedWidth(type, 3, 0, ByteBuffer.allocate(0), output));
+    assertThat(decodeBits(type, output, 0, 2)).containsOnly(poisonBits(type));
+  }
+
+  @Test
+  void isSafeToShareBetweenThreads() throws Exception {
+    ElementType type = ElementType.BFLOAT16;
+    float[] values = randomValues(new Random(18), 64 * 300);
+    Normalization normalization =
+        Normalization.of(Op.LAYER_NORM).withWeight(randomWeight(300)).withBias(randomWeight(300));
+    ByteBuffer expected = poisoned(type, values.length, false);
+    engine.normalize(
+        normalization, RowBatch.fixedWidth(type, 64, 300, encode(type, values, false), expected));
+    ExecutorService pool = Executors.newFixedThreadPool(4);
+    try {
+      List<Future<ByteBuffer>> results = new ArrayList<>();
+      for (int task = 0; task < 8; task++) {
+        results.add(
+            pool.submit(
+                () -> {
+                  ByteBuffer output = poisoned(type, values.length, true);
+                  engine.normalize(
+                      normalization,
+                      RowBatch.fixedWidth(type, 64, 300, encode(type, values, true), output));
+                  return output;
+                }));
+      }
+      for (Future<ByteBuffer> result : results) {
+        assertThat(decodeBits(type, result.get(), 0, values.length))
+            .isEqualTo(decodeBits(type, expected, 0, values.length));
+      }
+    } finally {
+      pool.shutdown();
+    }
+  }
+
+  /** What the row kernels give for one row: float32 (or float64) compute, narrow once. */
+  private static long[] expectedBits(
+      ElementType type, Normalization normalization, float[] values, int start, int width) {
+    long[] bits = new long[width];
+    if (type == ElementType.FLOAT64) {
+      double[] row = new double[width];
+      for (int i = 0; i < width; i++) {
+        row[i] = values[start + i];
+      }
+      CpuKernels.normalizeRow(normalization, row, 0, row, 0, width);
+      for (int i = 0; i < width; i++) {
+        bits[i] = Double.doubleToRawLongBits(row[i]);
+      }
+      return bits;
+    }
+    float[] row = new float[width];
+    for (int i = 0; i < width; i++) {
+      row[i] = ElementCodec.widen(type, ElementCodec.narrow(type, values[start + i]));
+    }
+    CpuKernels.normalizeRow(normalization, row, 0, row, 0, width);
+    for (int i = 0; i < width; i++) {
+      bits[i] = ElementCodec.narrow(type, row[i]);
+    }
+    return bits;
+  }
+
+  private static ByteBuffer encode(ElementType type, float[] values, boolean direct) {
+    ByteBuffer buffer = allocate(type, values.length, direct);
+    for (int i = 0; i < values.length; i++) {
+      ElementCodec.put(type, buffer, i, ElementCodec.narrow(type, values[i]));
+    }
+    return buffer;
+  }
+
+  private static ByteBuffer poisoned(ElementType type, int elements, boolean direct) {
+    ByteBuffer buffer = allocate(type, elements, direct);
+    for (int i = 0; i < elements; i++) {
+      ElementCodec.put(type, buffer, i, poisonBits(type)[0]);
+    }
+    return buffer;
+  }
+
+  private static long[] poisonBits(ElementType type) {
+    return new long[] {
+      switch (type) {
+        case FLOAT64 -> 0x7ff8_0000_dead_beefL;
+        case FLOAT32 -> POISON;
+        default -> 0x7e5a;
+      }
+    };
+  }
+
+  private static ByteBuffer allocate(ElementType type, int elements, boolean direct) {
+    int bytes = elements * type.byteWidth();
+    ByteBuffer buffer = direct ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes);
+    return buffer.order(ByteOrder.LITTLE_ENDIAN);
+  }
+
+  private static long[] decodeBits(ElementType type, ByteBuffer buffer, int start, int count) {
+    long[] bits = new long[count];
+    for (int i = 0; i < count; i++) {
+      bits[i] = ElementCodec.get(type, buffer, start + i);
+    }
+    return bits;
+  }
+
+  private static float[] randomValues(Random random, int count) {
+    float[] values = new float[count];
+    for (int i = 0; i < count; i++) {
+      values[i] = (float) (random.nextGaussian() * 3 + 1);
+    }
+    return values;
+  }
+
+  private static double[] randomWeight(int width) {
+    double[] weight = new double[width];
+    Arrays.setAll(weight, i -> 0.5 + (i % 7) * 0.25);
+    return weight;
+  }
+}
