@@ -1,0 +1,532 @@
+// embednorm's CUDA kernels: the five row-wise normalizations of DESIGN.md §2 over a batch of rows.
+//
+// Every kernel has one signature (so that the Java launcher is one piece of code):
+//   (const T* input, T* output, const long long* offsets, long long rows, int width,
+//    int group, int op, double eps, const C* weight, const C* bias)
+// Rows are contiguous (offsets == nullptr: row r holds elements [r*width, (r+1)*width)) or ragged
+// (row r holds [offsets[r], offsets[r+1]); `width` is then the widest row). C is the compute type:
+// float for float32, float16 and bfloat16 (loaded narrow, computed in float, stored narrow once);
+// double for float64. `op` is io.embednorm.kernels.Op's ordinal. weight and bias may be null.
+//
+// Paths, chosen on the host by width (DESIGN.md §5):
+//   embednorm_warp_<type>_p<PACK>_c<PACKS>: a group of `group` lanes (1..32, a power of two) per row,
+//     the row held in registers, PACKS packs of PACK elements per lane; several rows per warp.
+//   embednorm_block_<type>_p<PACK>_cached: a block per row, the row cached in shared memory.
+//   embednorm_block_<type>_p<PACK>_uncached: a block per row, re-reading device memory each pass.
+// PACK > 1 means 16-byte loads and stores: the host picks it only when every row starts 16-byte
+// aligned and every row width is a multiple of PACK; otherwise PACK is 1.
+//
+// float rows whose float sums leave the safe range (overflow, or underflow that eps does not
+// dominate) are recomputed in double, as the CPU engine does, so extreme magnitudes stay accurate.
+
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+
+namespace {
+
+constexpr int kRmsNorm = 0;
+constexpr int kLayerNorm = 1;
+constexpr int kSoftmax = 2;
+constexpr int kLogSoftmax = 3;  // the remaining op of the softmax branch
+constexpr int kL2Normalize = 4;
+
+template <typename T>
+struct Compute {
+  using type = float;
+};
+template <>
+struct Compute<double> {
+  using type = double;
+};
+
+__device__ __forceinline__ float widen(float x) { return x; }
+__device__ __forceinline__ float widen(__half x) { return __half2float(x); }
+__device__ __forceinline__ float widen(__nv_bfloat16 x) { return __bfloat162float(x); }
+__device__ __forceinline__ double widen(double x) { return x; }
+
+template <typename T>
+__device__ __forceinline__ T narrow(typename Compute<T>::type x);
+template <>
+__device__ __forceinline__ float narrow<float>(float x) { return x; }
+template <>
+__device__ __forceinline__ __half narrow<__half>(float x) { return __float2half_rn(x); }
+template <>
+__device__ __forceinline__ __nv_bfloat16 narrow<__nv_bfloat16>(float x) {
+  return __float2bfloat16_rn(x);
+}
+template <>
+__device__ __forceinline__ double narrow<double>(double x) { return x; }
+
+// A NaN-propagating max: once either side is NaN, the result is NaN (fmaxf would drop it).
+__device__ __forceinline__ float max_nan(float a, float b) { return (a > b || a != a) ? a : b; }
+__device__ __forceinline__ double max_nan(double a, double b) {
+  return (a > b || a != a) ? a : b;
+}
+
+__device__ __forceinline__ float exp_c(float x) { return expf(x); }
+__device__ __forceinline__ double exp_c(double x) { return exp(x); }
+__device__ __forceinline__ float log_c(float x) { return logf(x); }
+__device__ __forceinline__ double log_c(double x) { return log(x); }
+__device__ __forceinline__ float sqrt_c(float x) { return sqrtf(x); }
+__device__ __forceinline__ double sqrt_c(double x) { return sqrt(x); }
+
+// Whether a float sum of squares can be trusted: finite, no overflow on the way, and either no
+// underflow or an eps large enough to dominate whatever underflowed. Doubles are always trusted.
+__device__ __forceinline__ bool safe_squares(float squares, double eps, double eps_floor) {
+  return squares <= 0x1p100f && (squares >= 0x1p-100f || eps >= eps_floor);
+}
+__device__ __forceinline__ bool safe_squares(double, double, double) { return true; }
+
+template <typename T, int N>
+struct alignas(sizeof(T) * N) Pack {
+  T values[N];
+};
+
+template <typename T>
+__device__ __forceinline__ long long row_start(const long long* offsets, long long row, int width) {
+  return offsets == nullptr ? row * static_cast<long long>(width) : offsets[row];
+}
+__device__ __forceinline__ int row_width(const long long* offsets, long long row, int width) {
+  return offsets == nullptr ? width : static_cast<int>(offsets[row + 1] - offsets[row]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Group reductions (a group is `group` consecutive lanes of one warp; all 32 lanes take part).
+
+template <typename C>
+__device__ __forceinline__ C group_sum(C value, int group) {
+  for (int mask = group >> 1; mask > 0; mask >>= 1) {
+    value += __shfl_xor_sync(0xffffffffu, value, mask);
+  }
+  return value;
+}
+
+template <typename C>
+__device__ __forceinline__ C group_max(C value, int group) {
+  for (int mask = group >> 1; mask > 0; mask >>= 1) {
+    value = max_nan(value, __shfl_xor_sync(0xffffffffu, value, mask));
+  }
+  return value;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warp path: the row in registers.
+
+template <typename T, int PACK, int PACKS>
+__device__ __forceinline__ void warp_rows(const T* __restrict__ input, T* __restrict__ output,
+                                          const long long* __restrict__ offsets, long long rows,
+                                          int width, int group, int op, double eps,
+                                          const typename Compute<T>::type* __restrict__ weight,
+                                          const typename Compute<T>::type* __restrict__ bias) {
+  using C = typename Compute<T>::type;
+  constexpr int kCols = PACK * PACKS;
+  const int lane = threadIdx.x & 31;
+  const int group_lane = lane & (group - 1);
+  const int rows_per_warp = 32 / group;
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
+  const C epsilon = static_cast<C>(eps);
+
+  for (long long base = warp * rows_per_warp; base < rows; base += warps * rows_per_warp) {
+    const long long row = base + lane / group;
+    const bool active = row < rows;
+    const long long start = active ? row_start<T>(offsets, row, width) : 0;
+    const int n = active ? row_width(offsets, row, width) : 0;
+    const T* in = input + start;
+    T* out = output + start;
+
+    C x[kCols];
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+      const int col = (p * group + group_lane) * PACK;
+      if (col < n) {
+        const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) x[p * PACK + k] = widen(pack.values[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) x[p * PACK + k] = C(0);
+      }
+    }
+
+    // x is transformed in place; rows that need the float64 fallback re-read their input when
+    // stored (rare), so that a lane holds one row slice only.
+    bool use_double = false;
+    double scale_double = 0, shift_double = 0;
+
+    if (op == kRmsNorm || op == kL2Normalize) {
+      C squares = 0;
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) squares += x[i] * x[i];
+      squares = group_sum(squares, group);
+      const double eps_floor = op == kRmsNorm ? 0x1p-60 : 0x1p-40;
+      use_double = active && !safe_squares(squares, eps, eps_floor);
+      // Shuffles need every lane of the warp: recompute when any group of the warp needs it.
+      if (__any_sync(0xffffffffu, use_double)) {
+        double exact = 0;
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) exact += static_cast<double>(x[i]) * x[i];
+        exact = group_sum(exact, group);
+        scale_double = op == kRmsNorm ? 1.0 / sqrt(exact / n + eps) : 1.0 / fmax(sqrt(exact), eps);
+      }
+      const C scale = op == kRmsNorm ? C(1) / sqrt_c(squares / n + epsilon)
+                                     : C(1) / max_nan(sqrt_c(squares), epsilon);
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) x[i] *= scale;
+    } else if (op == kLayerNorm) {
+      // Shift by the row's first value (held by the group's first lane), then two passes.
+      const C shift = __shfl_sync(0xffffffffu, x[0], lane & ~(group - 1));
+      C sum = 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          const int col = (p * group + group_lane) * PACK + k;
+          if (col < n) sum += x[p * PACK + k] - shift;
+        }
+      }
+      sum = group_sum(sum, group);
+      const C mean = sum / n;
+      C squares = 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          const int col = (p * group + group_lane) * PACK + k;
+          const C centered = x[p * PACK + k] - shift - mean;
+          if (col < n) squares += centered * centered;
+        }
+      }
+      squares = group_sum(squares, group);
+      use_double = active && (!(sum == sum && sum <= C(0x1p100f) && sum >= C(-0x1p100f)) ||
+                              !safe_squares(squares, eps, 0x1p-60));
+      if (__any_sync(0xffffffffu, use_double)) {
+        double exact_sum = 0;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const int col = (p * group + group_lane) * PACK + k;
+            if (col < n) exact_sum += static_cast<double>(x[p * PACK + k]) - shift;
+          }
+        }
+        exact_sum = group_sum(exact_sum, group);
+        shift_double = static_cast<double>(shift) + exact_sum / n;
+        double exact_squares = 0;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const int col = (p * group + group_lane) * PACK + k;
+            const double centered = static_cast<double>(x[p * PACK + k]) - shift_double;
+            if (col < n) exact_squares += centered * centered;
+          }
+        }
+        exact_squares = group_sum(exact_squares, group);
+        scale_double = 1.0 / sqrt(exact_squares / n + eps);
+      }
+      const C scale = C(1) / sqrt_c(squares / n + epsilon);
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) x[i] = (x[i] - shift - mean) * scale;
+    } else {
+      C maximum = -INFINITY;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          const int col = (p * group + group_lane) * PACK + k;
+          if (col < n) maximum = max_nan(maximum, x[p * PACK + k]);
+        }
+      }
+      maximum = group_max(maximum, group);
+      C sum = 0;
+      if (op == kSoftmax) {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const int col = (p * group + group_lane) * PACK + k;
+            x[p * PACK + k] = exp_c(x[p * PACK + k] - maximum);
+            if (col < n) sum += x[p * PACK + k];
+          }
+        }
+        const C inverse = C(1) / group_sum(sum, group);
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) x[i] *= inverse;
+      } else {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const int col = (p * group + group_lane) * PACK + k;
+            if (col < n) sum += exp_c(x[p * PACK + k] - maximum);
+          }
+        }
+        const C offset = maximum + log_c(group_sum(sum, group));
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) x[i] -= offset;
+      }
+    }
+
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+      const int col = (p * group + group_lane) * PACK;
+      if (col < n) {
+        if (use_double) {
+          const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            x[p * PACK + k] = static_cast<C>(
+                (static_cast<double>(widen(pack.values[k])) - shift_double) * scale_double);
+          }
+        }
+        Pack<T, PACK> pack;
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          C value = x[p * PACK + k];
+          if (weight != nullptr) value *= weight[col + k];
+          if (bias != nullptr) value += bias[col + k];
+          pack.values[k] = narrow<T>(value);
+        }
+        *reinterpret_cast<Pack<T, PACK>*>(out + col) = pack;
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Block path: a block per row; the row cached in shared memory (or re-read from device memory).
+
+template <typename C, bool MAX>
+__device__ __forceinline__ C block_reduce(C value, C* scratch) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int warps = (blockDim.x + 31) >> 5;
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    const C other = __shfl_xor_sync(0xffffffffu, value, mask);
+    value = MAX ? max_nan(value, other) : value + other;
+  }
+  if (lane == 0) scratch[warp] = value;
+  __syncthreads();
+  C total = scratch[0];
+  for (int w = 1; w < warps; ++w) total = MAX ? max_nan(total, scratch[w]) : total + scratch[w];
+  __syncthreads();  // scratch is reused by the next reduction
+  return total;
+}
+
+template <typename T, int PACK, bool CACHED>
+__device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __restrict__ output,
+                                           const long long* __restrict__ offsets, long long rows,
+                                           int width, int op, double eps,
+                                           const typename Compute<T>::type* __restrict__ weight,
+                                           const typename Compute<T>::type* __restrict__ bias) {
+  using C = typename Compute<T>::type;
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  C* cache = reinterpret_cast<C*>(shared_bytes);
+  __shared__ C scratch[32];
+  __shared__ double scratch_double[32];
+  const int step = blockDim.x * PACK;
+  const C epsilon = static_cast<C>(eps);
+
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+    const long long start = row_start<T>(offsets, row, width);
+    const int n = row_width(offsets, row, width);
+    if (n == 0) continue;
+    const T* in = input + start;
+    T* out = output + start;
+
+    // Reads pack i of the row (from the cache after the first pass when CACHED).
+    auto load = [&](int col, C (&values)[PACK], bool first) {
+      if (CACHED && !first) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) values[k] = cache[col + k];
+      } else {
+        const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          values[k] = widen(pack.values[k]);
+          if (CACHED) cache[col + k] = values[k];
+        }
+      }
+    };
+    auto store = [&](int col, const C (&values)[PACK]) {
+      Pack<T, PACK> pack;
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) {
+        C value = values[k];
+        if (weight != nullptr) value *= weight[col + k];
+        if (bias != nullptr) value += bias[col + k];
+        pack.values[k] = narrow<T>(value);
+      }
+      *reinterpret_cast<Pack<T, PACK>*>(out + col) = pack;
+    };
+
+    C values[PACK];
+    if (op == kRmsNorm || op == kL2Normalize || op == kLayerNorm) {
+      C shift = 0, mean = 0, squares = 0;
+      if (op == kLayerNorm) {
+        shift = widen(in[0]);
+        C sum = 0;
+        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          load(col, values, true);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) sum += values[k] - shift;
+        }
+        sum = block_reduce<C, false>(sum, scratch);
+        mean = sum / n;
+        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          load(col, values, false);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const C centered = values[k] - shift - mean;
+            squares += centered * centered;
+          }
+        }
+        squares = block_reduce<C, false>(squares, scratch);
+      } else {
+        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          load(col, values, true);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) squares += values[k] * values[k];
+        }
+        squares = block_reduce<C, false>(squares, scratch);
+      }
+      const double eps_floor = op == kL2Normalize ? 0x1p-40 : 0x1p-60;
+      const bool sum_ok =
+          op != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
+      if (sum_ok && safe_squares(squares, eps, eps_floor)) {
+        const C scale = op == kRmsNorm     ? C(1) / sqrt_c(squares / n + epsilon)
+                        : op == kLayerNorm ? C(1) / sqrt_c(squares / n + epsilon)
+                                           : C(1) / max_nan(sqrt_c(squares), epsilon);
+        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          load(col, values, false);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            values[k] = op == kLayerNorm ? (values[k] - shift - mean) * scale : values[k] * scale;
+          }
+          store(col, values);
+        }
+      } else {
+        // Rare: recompute the row's statistics in double, then round each output once.
+        double offset = 0;
+        if (op == kLayerNorm) {
+          double sum = 0;
+          for (int col = threadIdx.x * PACK; col < n; col += step) {
+            load(col, values, false);
+#pragma unroll
+            for (int k = 0; k < PACK; ++k) sum += static_cast<double>(values[k]) - shift;
+          }
+          offset = static_cast<double>(shift) + block_reduce<double, false>(sum, scratch_double) / n;
+        }
+        double exact = 0;
+        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          load(col, values, false);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const double centered = static_cast<double>(values[k]) - offset;
+            exact += centered * centered;
+          }
+        }
+        exact = block_reduce<double, false>(exact, scratch_double);
+        const double scale = op == kL2Normalize ? 1.0 / fmax(sqrt(exact), eps)
+                                                : 1.0 / sqrt(exact / n + eps);
+        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          load(col, values, false);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            values[k] = static_cast<C>((static_cast<double>(values[k]) - offset) * scale);
+          }
+          store(col, values);
+        }
+      }
+    } else {
+      C maximum = -INFINITY;
+      for (int col = threadIdx.x * PACK; col < n; col += step) {
+        load(col, values, true);
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) maximum = max_nan(maximum, values[k]);
+      }
+      maximum = block_reduce<C, true>(maximum, scratch);
+      C sum = 0;
+      for (int col = threadIdx.x * PACK; col < n; col += step) {
+        load(col, values, false);
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) sum += exp_c(values[k] - maximum);
+      }
+      sum = block_reduce<C, false>(sum, scratch);
+      const C inverse = C(1) / sum;
+      const C log_sum = log_c(sum);
+      for (int col = threadIdx.x * PACK; col < n; col += step) {
+        load(col, values, false);
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          values[k] = op == kSoftmax ? exp_c(values[k] - maximum) * inverse
+                                     : values[k] - maximum - log_sum;
+        }
+        store(col, values);
+      }
+    }
+    __syncthreads();  // the cache is rewritten by the block's next row
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------
+// Entry points (extern "C": stable names for cuModuleGetFunction).
+
+#define EMBEDNORM_SIGNATURE(T)                                                                  \
+  (const T* input, T* output, const long long* offsets, long long rows, int width, int group,   \
+   int op, double eps, const Compute<T>::type* weight, const Compute<T>::type* bias)
+
+#define EMBEDNORM_WARP(NAME, T, PACK, PACKS)                                                    \
+  extern "C" __global__ void __launch_bounds__(256)                                             \
+      embednorm_warp_##NAME##_p##PACK##_c##PACKS EMBEDNORM_SIGNATURE(T) {                       \
+    warp_rows<T, PACK, PACKS>(input, output, offsets, rows, width, group, op, eps, weight, bias); \
+  }
+
+#define EMBEDNORM_BLOCK(NAME, T, PACK)                                                          \
+  extern "C" __global__ void __launch_bounds__(1024)                                            \
+      embednorm_block_##NAME##_p##PACK##_cached EMBEDNORM_SIGNATURE(T) {                        \
+    (void)group;                                                                                \
+    block_rows<T, PACK, true>(input, output, offsets, rows, width, op, eps, weight, bias);      \
+  }                                                                                             \
+  extern "C" __global__ void __launch_bounds__(1024)                                            \
+      embednorm_block_##NAME##_p##PACK##_uncached EMBEDNORM_SIGNATURE(T) {                      \
+    (void)group;                                                                                \
+    block_rows<T, PACK, false>(input, output, offsets, rows, width, op, eps, weight, bias);     \
+  }
+
+// Scalar variants (any width, any alignment): up to 32 elements per lane.
+#define EMBEDNORM_SCALAR(NAME, T)                                                               \
+  EMBEDNORM_WARP(NAME, T, 1, 1)                                                                 \
+  EMBEDNORM_WARP(NAME, T, 1, 2)                                                                 \
+  EMBEDNORM_WARP(NAME, T, 1, 4)                                                                 \
+  EMBEDNORM_WARP(NAME, T, 1, 8)                                                                 \
+  EMBEDNORM_WARP(NAME, T, 1, 16)                                                                \
+  EMBEDNORM_WARP(NAME, T, 1, 32)                                                                \
+  EMBEDNORM_BLOCK(NAME, T, 1)
+
+// 16-byte variants: up to 8 packs per lane.
+#define EMBEDNORM_VECTOR(NAME, T, PACK)                                                         \
+  EMBEDNORM_WARP(NAME, T, PACK, 1)                                                              \
+  EMBEDNORM_WARP(NAME, T, PACK, 2)                                                              \
+  EMBEDNORM_WARP(NAME, T, PACK, 4)                                                              \
+  EMBEDNORM_WARP(NAME, T, PACK, 8)                                                              \
+  EMBEDNORM_BLOCK(NAME, T, PACK)
+
+// 16-byte variants for 2-byte types: 8 elements a pack, so up to 4 packs per lane.
+#define EMBEDNORM_VECTOR16(NAME, T)                                                             \
+  EMBEDNORM_WARP(NAME, T, 8, 1)                                                                 \
+  EMBEDNORM_WARP(NAME, T, 8, 2)                                                                 \
+  EMBEDNORM_WARP(NAME, T, 8, 4)                                                                 \
+  EMBEDNORM_BLOCK(NAME, T, 8)
+
+EMBEDNORM_SCALAR(f32, float)
+EMBEDNORM_VECTOR(f32, float, 4)
+EMBEDNORM_SCALAR(f16, __half)
+EMBEDNORM_VECTOR16(f16, __half)
+EMBEDNORM_SCALAR(bf16, __nv_bfloat16)
+EMBEDNORM_VECTOR16(bf16, __nv_bfloat16)
+EMBEDNORM_SCALAR(f64, double)
+EMBEDNORM_VECTOR(f64, double, 2)
