@@ -1,0 +1,41 @@
+package io.embednorm.spark;
+
+import io.embednorm.kernels.Op;
+import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.internal.FunctionDocumentation;
+import org.apache.spark.sql.SparkSessionExtensions;
+import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.expressions.Expression;
+import scala.Function1;
+import scala.Tuple3;
+import scala.collection.immutable.Seq;
+import scala.runtime.BoxedUnit;
+
+/**
+ * Registers the five SQL functions ({@code rms_norm}, {@code layer_norm}, {@code softmax}, {@code
+ * log_softmax}, {@code l2_normalize}) with a session:
+ *
+ * <pre>{@code
+ * spark.sql.extensions=io.embednorm.spark.EmbedNormExtensions
+ * }</pre>
+ *
+ * <p>The functions are session system functions: {@code SHOW FUNCTIONS} lists them, {@code DESCRIBE
+ * FUNCTION EXTENDED} shows their usage and examples, and temporary views may use them.
+ */
+public final class EmbedNormExtensions implements Function1<SparkSessionExtensions, BoxedUnit> {
+
+  /** Spark creates the extension by reflection through this constructor. */
+  public EmbedNormExtensions() {}
+
+  @Override
+  public BoxedUnit apply(SparkSessionExtensions extensions) {
+    for (Op op : Op.values()) {
+      Function1<Seq<Expression>, Expression> builder =
+          arguments -> new EmbedNormExpression(op, arguments);
+      extensions.injectFunction(
+          new Tuple3<>(
+              FunctionIdentifier.apply(op.sqlName()), FunctionDocumentation.describe(op), builder));
+    }
+    return BoxedUnit.UNIT;
+  }
+}

@@ -1,0 +1,131 @@
+package io.embednorm.spark.internal;
+
+import io.embednorm.kernels.Op;
+import io.embednorm.spark.catalyst.EmbedNormExpression;
+import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
+
+/**
+ * The {@link ExpressionInfo} of each SQL function, shown by {@code DESCRIBE FUNCTION EXTENDED}.
+ *
+ * <p>Texts follow Spark's format: {@code _FUNC_} stands for the name; arguments start with {@code
+ * "\n Arguments:\n"} and examples with {@code "\n Examples:\n"}, each ending in {@code "\n "}; the
+ * group and source must be among the values Spark's constructor accepts.
+ */
+public final class FunctionDocumentation {
+  /** The release that introduced the functions. */
+  public static final String SINCE = "0.1.0";
+
+  /** One of Spark's function groups ({@code ExpressionInfo.validGroups}). */
+  private static final String GROUP = "array_funcs";
+
+  /**
+   * One of Spark's sources ({@code ExpressionInfo.validSources}): the functions are registered as
+   * session system functions, so they are documented as built in.
+   */
+  private static final String SOURCE = "built-in";
+
+  private static final String INPUT_ARGUMENT =
+      "      * x - an array<float> or array<double> (other numeric arrays are cast to"
+          + " array<double>); the result has its element type. A null array, or one with a null"
+          + " element, gives null; an empty array gives an empty array.\n";
+
+  private FunctionDocumentation() {}
+
+  /** The documentation of {@code op}'s SQL function. */
+  public static ExpressionInfo describe(Op op) {
+    return new ExpressionInfo(
+        EmbedNormExpression.class.getName(),
+        null,
+        op.sqlName(),
+        usage(op),
+        arguments(op),
+        examples(op),
+        "",
+        GROUP,
+        SINCE,
+        "",
+        SOURCE);
+  }
+
+  private static String usage(Op op) {
+    String form = FunctionSignature.form(op).replace(op.sqlName() + "(", "_FUNC_(");
+    return form + " - " + summary(op);
+  }
+
+  private static String summary(Op op) {
+    switch (op) {
+      case RMS_NORM:
+        return "Normalizes each array by its root mean square: x / sqrt(mean(x^2) + eps) * weight,"
+            + " as PyTorch's rms_norm.";
+      case LAYER_NORM:
+        return "Normalizes each array to zero mean and unit variance: (x - mean) / sqrt(var + eps)"
+            + " * gamma + beta, with the biased variance, as PyTorch's layer_norm.";
+      case SOFTMAX:
+        return "Returns exp(x - max) / sum(exp(x - max)) of each array, as PyTorch's softmax.";
+      case LOG_SOFTMAX:
+        return "Returns x - max - log(sum(exp(x - max))) of each array, as PyTorch's"
+            + " log_softmax.";
+      case L2_NORMALIZE:
+        return "Divides each array by its Euclidean norm: x / max(norm2(x), eps), as PyTorch's"
+            + " normalize.";
+      default:
+        throw new IllegalArgumentException("No documentation for " + op);
+    }
+  }
+
+  private static String arguments(Op op) {
+    StringBuilder text = new StringBuilder("\n    Arguments:\n").append(INPUT_ARGUMENT);
+    if (op.takesEpsilon()) {
+      text.append("      * eps - a constant added for numerical stability; default ")
+          .append(op.defaultEpsilon())
+          .append(".\n");
+    }
+    if (op.takesWeight()) {
+      text.append("      * ")
+          .append(FunctionSignature.parameterName(op, FunctionSignature.WEIGHT))
+          .append(
+              " - a constant array with one scale per element of x; default all ones. Its length"
+                  + " must equal each row's.\n");
+    }
+    if (op.takesBias()) {
+      text.append(
+          "      * beta - a constant array with one shift per element of x; default all zeros."
+              + " Its length must equal each row's.\n");
+    }
+    return text.append("  ").toString();
+  }
+
+  private static String examples(Op op) {
+    StringBuilder text = new StringBuilder("\n    Examples:\n");
+    switch (op) {
+      case RMS_NORM:
+        example(text, "_FUNC_(array(3.0f, 4.0f))", "[0.8485281,1.1313708]");
+        example(
+            text, "_FUNC_(array(3.0f, 4.0f), 1e-6, array(2.0f, 0.5f))", "[1.6970562,0.5656854]");
+        break;
+      case LAYER_NORM:
+        example(text, "_FUNC_(array(1.0f, 2.0f))", "[-0.99998,0.99998]");
+        example(
+            text,
+            "_FUNC_(array(1.0f, 2.0f), 1e-5, array(2.0f, 2.0f), array(1.0f, 1.0f))",
+            "[-0.99996,2.99996]");
+        break;
+      case SOFTMAX:
+        example(text, "_FUNC_(array(1.0f, 2.0f, 3.0f))", "[0.09003057,0.24472848,0.66524094]");
+        break;
+      case LOG_SOFTMAX:
+        example(text, "_FUNC_(array(0.0f, 0.0f))", "[-0.6931472,-0.6931472]");
+        break;
+      case L2_NORMALIZE:
+        example(text, "_FUNC_(array(3.0f, 4.0f))", "[0.6,0.8]");
+        break;
+      default:
+        throw new IllegalArgumentException("No examples for " + op);
+    }
+    return text.append("  ").toString();
+  }
+
+  private static void example(StringBuilder text, String call, String result) {
+    text.append("      > SELECT ").append(call).append(";\n       ").append(result).append('\n');
+  }
+}
