@@ -1,6 +1,7 @@
 package io.embednorm.kernels;
 
 import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.kernels.cuda.CudaEngine;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import org.slf4j.Logger;
@@ -11,29 +12,44 @@ public final class Engines {
   private static final Logger LOG = LoggerFactory.getLogger(Engines.class);
   private static final ConcurrentMap<String, Boolean> LOGGED = new ConcurrentHashMap<>();
 
-  /** Why no GPU engine can be used in this build; the CUDA issue replaces this with a probe. */
-  static final String NO_GPU_REASON = "this build of embednorm has no CUDA engine yet";
-
   private Engines() {}
 
   /**
-   * Returns a new engine for {@code choice}; the caller closes it. {@code auto} falls back to the
-   * CPU and logs why, once per reason; {@code gpu} with no usable GPU throws, saying why.
+   * Returns a new engine for {@code choice}; the caller closes it. {@code auto} takes GPU 0 when
+   * CUDA is usable and falls back to the CPU otherwise, logging why once per reason; {@code gpu}
+   * with no usable GPU throws, saying why.
    */
   public static EngineSelection select(DeviceChoice choice) {
     switch (choice) {
       case CPU:
         return new EngineSelection(new CpuEngine(), "cpu was requested");
       case GPU:
-        throw new EmbedNormException(
-            "Cannot use device gpu: " + NO_GPU_REASON + "; use device auto or cpu");
+        String unavailable = CudaEngine.unavailableReason();
+        if (unavailable != null) {
+          throw new EmbedNormException(
+              "Cannot use device gpu: " + unavailable + "; use device auto or cpu");
+        }
+        CudaEngine requested = new CudaEngine(0);
+        return new EngineSelection(requested, "gpu was requested: " + requested.description());
       case AUTO:
       default:
-        String reason = "auto chose cpu: " + NO_GPU_REASON;
-        if (LOGGED.putIfAbsent(reason, Boolean.TRUE) == null) {
-          LOG.info("embednorm {}", reason);
+        String why = CudaEngine.unavailableReason();
+        if (why == null) {
+          try {
+            CudaEngine chosen = new CudaEngine(0);
+            return logged(new EngineSelection(chosen, "auto chose " + chosen.description()));
+          } catch (EmbedNormException failure) {
+            why = "the CUDA engine could not start: " + failure.getMessage();
+          }
         }
-        return new EngineSelection(new CpuEngine(), reason);
+        return logged(new EngineSelection(new CpuEngine(), "auto chose cpu: " + why));
     }
+  }
+
+  private static EngineSelection logged(EngineSelection selection) {
+    if (LOGGED.putIfAbsent(selection.reason(), Boolean.TRUE) == null) {
+      LOG.info("embednorm {}", selection.reason());
+    }
+    return selection;
   }
 }

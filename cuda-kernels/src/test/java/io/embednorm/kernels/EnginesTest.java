@@ -2,8 +2,11 @@ package io.embednorm.kernels;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.kernels.cuda.CudaEngine;
+import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 
 class EnginesTest {
@@ -19,17 +22,34 @@ class EnginesTest {
 
   @Test
   void gpuWithoutAUsableGpuIsAnErrorThatSaysWhy() {
+    String why = CudaEngine.unavailableReason();
+    assumeTrue(why != null, "a GPU is usable here");
     assertThatThrownBy(() -> Engines.select(DeviceChoice.GPU))
         .isInstanceOf(EmbedNormException.class)
-        .hasMessageStartingWith("Cannot use device gpu: ")
-        .hasMessageContaining(Engines.NO_GPU_REASON);
+        .hasMessage("Cannot use device gpu: " + why + "; use device auto or cpu");
   }
 
   @Test
   void autoFallsBackToTheCpuAndSaysWhy() {
+    String why = CudaEngine.unavailableReason();
+    assumeTrue(why != null, "a GPU is usable here");
+    assertThat(why).isNotBlank();
     try (EngineSelection selection = Engines.select(DeviceChoice.AUTO)) {
       assertThat(selection.device()).isEqualTo(Device.CPU);
-      assertThat(selection.reason()).isEqualTo("auto chose cpu: " + Engines.NO_GPU_REASON);
+      assertThat(selection.reason()).isEqualTo("auto chose cpu: " + why);
+    }
+  }
+
+  @Test
+  @Tag("gpu")
+  void autoAndGpuChooseTheGpuWhereOneIsUsable() {
+    assumeTrue(CudaEngine.unavailableReason() == null, "no usable GPU here");
+    try (EngineSelection auto = Engines.select(DeviceChoice.AUTO);
+        EngineSelection gpu = Engines.select(DeviceChoice.GPU)) {
+      assertThat(auto.device()).isEqualTo(Device.GPU);
+      assertThat(auto.reason()).startsWith("auto chose gpu 0 (");
+      assertThat(gpu.device()).isEqualTo(Device.GPU);
+      assertThat(gpu.reason()).startsWith("gpu was requested: gpu 0 (");
     }
   }
 

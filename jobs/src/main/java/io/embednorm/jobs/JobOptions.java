@@ -7,7 +7,9 @@ import io.embednorm.kernels.Op;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 
-/** The options of the normalize job, shared by spark-submit's entry point and {@code embednorm job}. */
+/**
+ * The options of the normalize job, shared by spark-submit's entry point and {@code embednorm job}.
+ */
 public final class JobOptions {
   @Option(names = "--input", required = true, description = "Input path (file or directory).")
   String input;
@@ -61,7 +63,8 @@ public final class JobOptions {
   @Option(
       names = "--mode",
       defaultValue = "errorifexists",
-      description = "Save mode when the output exists: errorifexists, overwrite (default: ${DEFAULT-VALUE}).")
+      description =
+          "Save mode when the output exists: errorifexists, overwrite (default: ${DEFAULT-VALUE}).")
   String saveMode;
 
   /** The settings these options describe; reads the weight and bias files. */

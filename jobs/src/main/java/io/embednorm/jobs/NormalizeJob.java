@@ -43,9 +43,17 @@ public final class NormalizeJob {
         .format(settings.outputFormat())
         .save(settings.output());
     double seconds = (System.nanoTime() - start) / 1e9;
-    Map<String, Object> metrics = observation.getAsJava();
-    long rows = ((Number) metrics.get("rows")).longValue();
+    long rows = ((Number) metrics(observation).get("rows")).longValue();
     return new JobReport(rows, settings.output(), seconds, device);
+  }
+
+  private static Map<String, Object> metrics(Observation observation) {
+    try {
+      return observation.getAsJava();
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+      throw new EmbedNormException("Cannot count the rows written: interrupted", interrupted);
+    }
   }
 
   /**

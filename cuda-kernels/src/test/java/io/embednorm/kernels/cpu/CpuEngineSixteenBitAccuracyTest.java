@@ -79,7 +79,8 @@ class CpuEngineSixteenBitAccuracyTest {
                     normalization.epsilon(),
                     ReferenceNormalization.widen(normalization.floatWeight()),
                     ReferenceNormalization.widen(normalization.floatBias()));
-            String violation = firstViolation(narrow, reference, output, row * width, allowances);
+            String violation =
+                NarrowComparison.firstViolation(narrow, reference, output, row * width, allowances);
             assertThat(violation)
                 .as(
                     "seed %d, %s, %s, %s, width %d, row %d",
@@ -92,49 +93,6 @@ class CpuEngineSixteenBitAccuracyTest {
     assertThat(allowances[0])
         .as("elements that needed the near-zero allowance, of %d", elements)
         .isLessThanOrEqualTo(elements / 1000);
-  }
-
-  private static String firstViolation(
-      NarrowReference narrow, double[] reference, ByteBuffer output, int start, long[] allowances) {
-    double rowMaximum = 0;
-    for (double value : reference) {
-      if (Double.isFinite(value)) {
-        rowMaximum = Math.max(rowMaximum, Math.abs(value));
-      }
-    }
-    for (int i = 0; i < reference.length; i++) {
-      short actual = output.getShort((start + i) * 2);
-      short expected = narrow.round(reference[i]);
-      boolean good;
-      if (Double.isNaN(reference[i])) {
-        good = narrow.isNaN(actual);
-      } else if (Double.isInfinite(narrow.value(expected))) {
-        good = actual == expected;
-      } else {
-        good =
-            !narrow.isNaN(actual)
-                && Math.abs(NarrowReference.ordinal(actual) - NarrowReference.ordinal(expected))
-                    <= 1;
-        if (!good
-            && Math.abs(narrow.value(actual) - reference[i])
-                <= RowComparison.FLOAT32_ABSOLUTE * rowMaximum + ulp(narrow, expected)) {
-          good = true;
-          allowances[0]++;
-        }
-      }
-      if (!good) {
-        return String.format(
-            "element %d: %04x (%s) but the reference %s rounds to %04x (%s)",
-            i, actual, narrow.value(actual), reference[i], expected, narrow.value(expected));
-      }
-    }
-    return null;
-  }
-
-  /** The gap from {@code bits} to the next value away from zero. */
-  private static double ulp(NarrowReference narrow, short bits) {
-    int magnitude = bits & 0x7fff;
-    return narrow.value((short) (magnitude + 1)) - narrow.value((short) magnitude);
   }
 
   private static ByteBuffer encode(short[] values) {

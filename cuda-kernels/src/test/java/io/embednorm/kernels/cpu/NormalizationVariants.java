@@ -7,14 +7,14 @@ import java.util.List;
 import java.util.Random;
 
 /** Every parameter combination the random tests run an op with. */
-final class NormalizationVariants {
+public final class NormalizationVariants {
   private NormalizationVariants() {}
 
   /**
    * The default eps, eps = 0 and eps = 0.1, each without and with a random weight (and bias, for
    * LayerNorm) of {@code width} values.
    */
-  static List<Normalization> of(Op op, int width, Random random) {
+  public static List<Normalization> of(Op op, int width, Random random) {
     List<Normalization> variants = new ArrayList<>();
     List<Normalization> epsilons = new ArrayList<>();
     Normalization plain = Normalization.of(op);

@@ -8,11 +8,11 @@ import io.embednorm.kernels.Op;
  * refined mean for LayerNorm (the mean of the residuals after subtracting a first estimate), so
  * that rows with a large mean stay exact to a few float64 ulps.
  */
-final class ReferenceNormalization {
+public final class ReferenceNormalization {
   private ReferenceNormalization() {}
 
   /** The op applied to {@code x}; weight and bias may be null. */
-  static double[] apply(Op op, double[] x, double epsilon, double[] weight, double[] bias) {
+  public static double[] apply(Op op, double[] x, double epsilon, double[] weight, double[] bias) {
     int width = x.length;
     double[] y = new double[width];
     switch (op) {
@@ -63,7 +63,7 @@ final class ReferenceNormalization {
   }
 
   /** The float32 values widened, or null. */
-  static double[] widen(float[] values) {
+  public static double[] widen(float[] values) {
     if (values == null) {
       return null;
     }

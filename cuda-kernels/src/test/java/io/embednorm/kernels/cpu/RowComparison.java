@@ -5,25 +5,25 @@ package io.embednorm.kernels.cpu;
  * absolute·max|ref of its row| (the row maximum over finite reference values), and NaN and ±inf
  * exactly where the reference has them.
  */
-final class RowComparison {
+public final class RowComparison {
   /** DESIGN.md's bound for float32 outputs. */
-  static final double FLOAT32_RELATIVE = 1e-5;
+  public static final double FLOAT32_RELATIVE = 1e-5;
 
-  static final double FLOAT32_ABSOLUTE = 1e-6;
+  public static final double FLOAT32_ABSOLUTE = 1e-6;
 
   /**
    * Our bound for float64 outputs: the kernels accumulate in float64 with errors of a few dozen
    * ulps (about 1e-14), so 1e-12 relative plus 1e-13 of the row maximum leaves a margin of 100
    * without hiding a float32 step (1e-7).
    */
-  static final double FLOAT64_RELATIVE = 1e-12;
+  public static final double FLOAT64_RELATIVE = 1e-12;
 
-  static final double FLOAT64_ABSOLUTE = 1e-13;
+  public static final double FLOAT64_ABSOLUTE = 1e-13;
 
   private RowComparison() {}
 
   /** A description of the first element out of tolerance, or null when all are within it. */
-  static String firstViolation(
+  public static String firstViolation(
       double[] reference, double[] actual, double relative, double absolute) {
     double rowMaximum = 0;
     for (double value : reference) {
@@ -59,12 +59,12 @@ final class RowComparison {
     return null;
   }
 
-  static String firstViolation(double[] reference, float[] actual) {
+  public static String firstViolation(double[] reference, float[] actual) {
     return firstViolation(
         reference, ReferenceNormalization.widen(actual), FLOAT32_RELATIVE, FLOAT32_ABSOLUTE);
   }
 
-  static String firstViolation(double[] reference, double[] actual) {
+  public static String firstViolation(double[] reference, double[] actual) {
     return firstViolation(reference, actual, FLOAT64_RELATIVE, FLOAT64_ABSOLUTE);
   }
 }

@@ -3,46 +3,46 @@ package io.embednorm.kernels.cpu;
 import java.util.Random;
 
 /** Value distributions for random rows: ordinary, badly conditioned, and at the range ends. */
-enum RowDistribution {
+public enum RowDistribution {
   NORMAL {
     @Override
-    double next(Random random) {
+    public double next(Random random) {
       return random.nextGaussian();
     }
   },
   /** Mean 1e6, spread ±0.5: naive E[x²] − E[x]² loses everything here in float32. */
   LARGE_MEAN {
     @Override
-    double next(Random random) {
+    public double next(Random random) {
       return 1e6 + random.nextDouble() - 0.5;
     }
   },
   /** Squares overflow float32. */
   HUGE {
     @Override
-    double next(Random random) {
+    public double next(Random random) {
       return random.nextGaussian() * 1e30;
     }
   },
   /** Squares underflow float32. */
   TINY {
     @Override
-    double next(Random random) {
+    public double next(Random random) {
       return random.nextGaussian() * 1e-30;
     }
   },
   /** Both signs, magnitudes from 1e-4 to 1e4. */
   MIXED_MAGNITUDES {
     @Override
-    double next(Random random) {
+    public double next(Random random) {
       double magnitude = Math.pow(10, random.nextDouble() * 8 - 4);
       return random.nextBoolean() ? magnitude : -magnitude;
     }
   };
 
-  abstract double next(Random random);
+  public abstract double next(Random random);
 
-  float[] floats(Random random, int width) {
+  public float[] floats(Random random, int width) {
     float[] values = new float[width];
     for (int i = 0; i < width; i++) {
       values[i] = (float) next(random);
@@ -50,7 +50,7 @@ enum RowDistribution {
     return values;
   }
 
-  double[] doubles(Random random, int width) {
+  public double[] doubles(Random random, int width) {
     double[] values = new double[width];
     for (int i = 0; i < width; i++) {
       values[i] = next(random);

@@ -30,7 +30,10 @@ import picocli.CommandLine.Option;
         "Generates sample embeddings, normalizes them with Spark on local[*], checks and"
             + " summarizes.")
 final class DemoCommand implements Callable<Integer> {
-  @Option(names = "--rows", defaultValue = "100000", description = "Rows (default: ${DEFAULT-VALUE}).")
+  @Option(
+      names = "--rows",
+      defaultValue = "100000",
+      description = "Rows (default: ${DEFAULT-VALUE}).")
   long rows;
 
   @Option(names = "--dim", defaultValue = "256", description = "Width (default: ${DEFAULT-VALUE}).")

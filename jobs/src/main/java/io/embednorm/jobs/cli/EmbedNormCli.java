@@ -7,7 +7,8 @@ import picocli.CommandLine.Command;
     name = "embednorm",
     mixinStandardHelpOptions = true,
     version = "embednorm 0.1.0",
-    description = "Normalizes embedding columns: rms_norm, layer_norm, softmax, log_softmax, l2_normalize.",
+    description =
+        "Normalizes embedding columns: rms_norm, layer_norm, softmax, log_softmax, l2_normalize.",
     subcommands = {
       DemoCommand.class,
       GenerateCommand.class,

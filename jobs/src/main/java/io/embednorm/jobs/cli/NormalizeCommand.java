@@ -58,8 +58,7 @@ final class NormalizeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Normalization normalization =
-        JobOptions.normalization(Op.fromName(op), epsilon, weight, bias);
+    Normalization normalization = JobOptions.normalization(Op.fromName(op), epsilon, weight, bias);
     DeviceChoice choice = DeviceChoice.fromName(device);
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();

@@ -9,7 +9,6 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.functions;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.StructField;
 import picocli.CommandLine.Command;
@@ -20,7 +19,8 @@ import picocli.CommandLine.Parameters;
 @Command(
     name = "sql",
     mixinStandardHelpOptions = true,
-    description = "Runs a Spark SQL query on local[*] with embednorm's functions; prints the result.")
+    description =
+        "Runs a Spark SQL query on local[*] with embednorm's functions; prints the result.")
 final class SqlCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "QUERY", description = "The SQL query.")
   String query;

@@ -35,7 +35,9 @@ public final class SampleData {
         .add("embedding", DataTypes.createArrayType(DataTypes.FloatType, false), false);
   }
 
-  /** Writes {@code rows} rows of {@code width} with Spark in {@code format}, replacing the output. */
+  /**
+   * Writes {@code rows} rows of {@code width} with Spark in {@code format}, replacing the output.
+   */
   public static void writeWithSpark(
       SparkSession spark, String output, String format, long rows, int width, long seed) {
     int partitions = Math.max(1, spark.sparkContext().defaultParallelism());
@@ -64,9 +66,7 @@ public final class SampleData {
             null);
     Field embedding =
         new Field(
-            "embedding",
-            FieldType.nullable(new ArrowType.FixedSizeList(width)),
-            List.of(element));
+            "embedding", FieldType.nullable(new ArrowType.FixedSizeList(width)), List.of(element));
     Field id = new Field("id", FieldType.notNullable(new ArrowType.Int(64, true)), null);
     try (ArrowOutputFile file =
         ArrowOutputFile.create(output, new Schema(List.of(id, embedding)), allocator)) {

@@ -50,8 +50,15 @@ class NormalizeCommandTest {
 
     CommandOutput result =
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
-            "rms_norm", "--device", "cpu");
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
+            "rms_norm",
+            "--device",
+            "cpu");
 
     assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
     assertThat(result.out()).contains("20000 rows").contains("cpu");
@@ -83,8 +90,17 @@ class NormalizeCommandTest {
 
     CommandOutput result =
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
-            "rms_norm", "--eps", "0.001", "--weight", weight.toString());
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
+            "rms_norm",
+            "--eps",
+            "0.001",
+            "--weight",
+            weight.toString());
 
     assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
     List<float[]> out = readRows(output);
@@ -100,8 +116,15 @@ class NormalizeCommandTest {
     Path output = folder.resolve("out.arrow");
     CommandOutput result =
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
-            "softmax", "--column", "vector");
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
+            "softmax",
+            "--column",
+            "vector");
     assertFailed(result, output, "Cannot normalize column 'vector': no such column");
   }
 
@@ -112,8 +135,15 @@ class NormalizeCommandTest {
     Path output = folder.resolve("out.arrow");
     CommandOutput result =
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
-            "l2_normalize", "--column", "id");
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
+            "l2_normalize",
+            "--column",
+            "id");
     assertFailed(result, output, "Cannot normalize column 'id'");
   }
 
@@ -125,10 +155,19 @@ class NormalizeCommandTest {
     Path weight = Files.writeString(folder.resolve("w.txt"), "1, 2, 3");
     CommandOutput result =
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
-            "layer_norm", "--weight", weight.toString());
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
+            "layer_norm",
+            "--weight",
+            weight.toString());
     assertFailed(
-        result, output, "Cannot apply layer_norm to row 0: weight has 3 elements but the row has 4");
+        result,
+        output,
+        "Cannot apply layer_norm to row 0: weight has 3 elements but the row has 4");
   }
 
   @Test
@@ -137,13 +176,23 @@ class NormalizeCommandTest {
     Path output = folder.resolve("out.arrow");
     CommandOutput result =
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
             "rms_norm");
     assertFailed(result, output, "Cannot read Arrow file '" + input + "'");
     Path missing = folder.resolve("missing.arrow");
     assertFailed(
         CommandOutput.run(
-            "normalize", "--input", missing.toString(), "--output", output.toString(), "--op",
+            "normalize",
+            "--input",
+            missing.toString(),
+            "--output",
+            output.toString(),
+            "--op",
             "rms_norm"),
         output,
         "Cannot read Arrow file '" + missing + "'");
@@ -156,15 +205,27 @@ class NormalizeCommandTest {
     Path output = folder.resolve("out.arrow");
     assertFailed(
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
             "batch_norm"),
         output,
         "Cannot parse op 'batch_norm': expected one of rms_norm, layer_norm, softmax, log_softmax,"
             + " l2_normalize");
     assertFailed(
         CommandOutput.run(
-            "normalize", "--input", input.toString(), "--output", output.toString(), "--op",
-            "rms_norm", "--device", "gpu"),
+            "normalize",
+            "--input",
+            input.toString(),
+            "--output",
+            output.toString(),
+            "--op",
+            "rms_norm",
+            "--device",
+            "gpu"),
         output,
         "Cannot use device gpu");
   }
@@ -174,7 +235,8 @@ class NormalizeCommandTest {
     assertThat(result.err().strip().lines()).hasSize(1);
     assertThat(result.err()).startsWith("embednorm normalize: ").contains(message);
     assertThat(output).doesNotExist();
-    assertThat(output.getParent()).isDirectoryNotContaining(path -> path.toString().contains(".tmp"));
+    assertThat(output.getParent())
+        .isDirectoryNotContaining(path -> path.toString().contains(".tmp"));
   }
 
   private static double[] rmsReference(float[] x, double epsilon, double[] weight) {

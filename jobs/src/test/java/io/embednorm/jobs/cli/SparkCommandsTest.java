@@ -27,14 +27,32 @@ class SparkCommandsTest {
     String output = folder.resolve("output").toString();
     CommandOutput generated =
         CommandOutput.run(
-            "generate", "--rows", "300", "--dim", "17", "--output", input, "--seed",
+            "generate",
+            "--rows",
+            "300",
+            "--dim",
+            "17",
+            "--output",
+            input,
+            "--seed",
             Long.toString(seed));
     assertThat(generated.exitCode()).as(generated.err()).isZero();
 
     CommandOutput job =
         CommandOutput.run(
-            "job", "--input", input, "--output", output, "--op", "l2_normalize", "--format",
-            "json", "--input-format", "parquet", "--output-column", "unit");
+            "job",
+            "--input",
+            input,
+            "--output",
+            output,
+            "--op",
+            "l2_normalize",
+            "--format",
+            "json",
+            "--input-format",
+            "parquet",
+            "--output-column",
+            "unit");
     assertThat(job.exitCode()).as(job.err()).isZero();
     assertThat(job.out()).contains("rows      300").contains("l2_normalize");
 
@@ -57,7 +75,9 @@ class SparkCommandsTest {
           double reference = x[i] / Math.max(norm, 1e-12);
           assertThat(unit.get(i))
               .as("seed %d id %d element %d", seed, id, i)
-              .isCloseTo(reference, org.assertj.core.data.Offset.offset(1e-5 * Math.abs(reference) + 1e-6));
+              .isCloseTo(
+                  reference,
+                  org.assertj.core.data.Offset.offset(1e-5 * Math.abs(reference) + 1e-6));
         }
       }
     } finally {
@@ -75,8 +95,15 @@ class SparkCommandsTest {
     Path output = folder.resolve("output");
     CommandOutput job =
         CommandOutput.run(
-            "job", "--input", input, "--output", output.toString(), "--op", "rms_norm",
-            "--column", "vector");
+            "job",
+            "--input",
+            input,
+            "--output",
+            output.toString(),
+            "--op",
+            "rms_norm",
+            "--column",
+            "vector");
     assertThat(job.exitCode()).isEqualTo(1);
     assertThat(job.err())
         .contains(
@@ -109,7 +136,14 @@ class SparkCommandsTest {
   void demoRunsAndChecksItsOutput() {
     CommandOutput result =
         CommandOutput.run(
-            "demo", "--rows", "2000", "--dim", "48", "--workdir", folder.toString(), "--device",
+            "demo",
+            "--rows",
+            "2000",
+            "--dim",
+            "48",
+            "--workdir",
+            folder.toString(),
+            "--device",
             "cpu");
     assertThat(result.exitCode()).as(result.out() + result.err()).isZero();
     assertThat(result.out())
@@ -122,7 +156,14 @@ class SparkCommandsTest {
   void demoWithGpuFailsSayingWhy() {
     CommandOutput result =
         CommandOutput.run(
-            "demo", "--rows", "10", "--dim", "4", "--workdir", folder.toString(), "--device",
+            "demo",
+            "--rows",
+            "10",
+            "--dim",
+            "4",
+            "--workdir",
+            folder.toString(),
+            "--device",
             "gpu");
     assertThat(result.exitCode()).isEqualTo(1);
     assertThat(result.err()).startsWith("embednorm demo: Cannot use device gpu: ");

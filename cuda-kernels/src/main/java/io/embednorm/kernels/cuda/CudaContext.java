@@ -1,0 +1,92 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
+import static jcuda.driver.JCudaDriver.cuDeviceGet;
+import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
+import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+
+import io.embednorm.kernels.EmbedNormException;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
+import jcuda.driver.CUcontext;
+import jcuda.driver.CUdevice;
+import jcuda.driver.CUdevice_attribute;
+
+/**
+ * A device's primary context, retained once per process and shared by every engine on that device
+ * (as the CUDA runtime does). {@link #makeCurrent()} binds it to the calling thread: every call
+ * into the driver from a new thread starts with it.
+ */
+public final class CudaContext {
+  private static final ConcurrentMap<Integer, CudaContext> CONTEXTS = new ConcurrentHashMap<>();
+
+  private final int ordinal;
+  private final CUcontext context;
+  private final int multiprocessors;
+  private final int sharedMemoryPerBlockOptIn;
+  private final int computeCapability;
+
+  private CudaContext(int ordinal) {
+    CudaAvailability availability = CudaAvailability.get();
+    if (!availability.usable()) {
+      throw new EmbedNormException("Cannot use device gpu: " + availability.reason());
+    }
+    if (ordinal < 0 || ordinal >= availability.deviceCount()) {
+      throw new EmbedNormException(
+          "Cannot use GPU "
+              + ordinal
+              + ": the driver reports "
+              + availability.deviceCount()
+              + " device(s)");
+    }
+    this.ordinal = ordinal;
+    CUdevice device = new CUdevice();
+    cuDeviceGet(device, ordinal);
+    this.context = new CUcontext();
+    cuDevicePrimaryCtxRetain(context, device);
+    cuCtxSetCurrent(context);
+    this.multiprocessors =
+        attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    this.sharedMemoryPerBlockOptIn =
+        attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN);
+    this.computeCapability =
+        10 * attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+            + attribute(device, CUdevice_attribute.CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+  }
+
+  /** The context of device {@code ordinal}, made current in the calling thread. */
+  public static CudaContext of(int ordinal) {
+    CudaContext shared = CONTEXTS.computeIfAbsent(ordinal, CudaContext::new);
+    shared.makeCurrent();
+    return shared;
+  }
+
+  /** Binds this context to the calling thread. */
+  public void makeCurrent() {
+    cuCtxSetCurrent(context);
+  }
+
+  public int ordinal() {
+    return ordinal;
+  }
+
+  public int multiprocessors() {
+    return multiprocessors;
+  }
+
+  /** The most shared memory one block may ask for after opting in. */
+  public int sharedMemoryPerBlockOptIn() {
+    return sharedMemoryPerBlockOptIn;
+  }
+
+  /** E.g. 90 for an H100. */
+  public int computeCapability() {
+    return computeCapability;
+  }
+
+  private static int attribute(CUdevice device, int attribute) {
+    int[] value = new int[1];
+    cuDeviceGetAttribute(value, attribute, device);
+    return value[0];
+  }
+}

@@ -1,0 +1,110 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
+
+import io.embednorm.kernels.ElementType;
+
+/**
+ * Which kernel runs a batch and how it is launched: chosen by row width (DESIGN.md §5). Narrow rows
+ * go to the warp path (a group of 1 to 32 lanes per row, the row in registers, several rows per
+ * warp); wider rows to a block per row with the row cached in shared memory; rows too wide for
+ * shared memory to the uncached block path.
+ *
+ * @param kernel the kernel's name in the module
+ * @param path {@code warp}, {@code block-cached} or {@code block-uncached}
+ * @param group lanes per row on the warp path (1 elsewhere)
+ * @param pack elements per load: 16 bytes' worth, or 1 for unaligned rows
+ */
+public record LaunchPlan(
+    String kernel, String path, int grid, int block, int sharedBytes, int group, int pack) {
+
+  /** Threads per block of the warp kernels (their launch bound). */
+  static final int WARP_PATH_BLOCK = 256;
+
+  /** The suffix of each element type's kernels. */
+  static String typeName(ElementType type) {
+    switch (type) {
+      case FLOAT16:
+        return "f16";
+      case BFLOAT16:
+        return "bf16";
+      case FLOAT64:
+        return "f64";
+      case FLOAT32:
+      default:
+        return "f32";
+    }
+  }
+
+  /** Elements in one 16-byte load. */
+  static int vectorWidth(ElementType type) {
+    return 16 / type.byteWidth();
+  }
+
+  /**
+   * Plans a launch over {@code rows} rows at most {@code maxWidth} wide (at least 1).
+   *
+   * @param vectorizable whether every row starts 16-byte aligned and every width is a multiple of
+   *     {@link #vectorWidth}
+   */
+  static LaunchPlan plan(
+      ElementType type,
+      int maxWidth,
+      long rows,
+      boolean vectorizable,
+      CudaContext context,
+      KernelModule module) {
+    String name = typeName(type);
+    int pack = vectorizable ? vectorWidth(type) : 1;
+    int maxPacks = pack == 1 ? 32 : (type.byteWidth() == 2 ? 4 : 8);
+    int packsPerRow = ceilDiv(maxWidth, pack);
+    if (packsPerRow <= 32 * maxPacks) {
+      int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
+      int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
+      String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
+      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group);
+      int grid =
+          grid(ceilDiv(rows, rowsPerBlock), occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
+      return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);
+    }
+    int block = Math.max(128, Math.min(1024, nextPowerOfTwo(ceilDiv(packsPerRow, 4))));
+    String cached = "embednorm_block_" + name + "_p" + pack + "_cached";
+    int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
+    long cacheBytes = (long) maxWidth * computeBytes;
+    if (cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
+      int active = occupancy(module, cached, block, (int) cacheBytes);
+      if (active > 0) {
+        return new LaunchPlan(
+            cached, "block-cached", grid(rows, active, context), block, (int) cacheBytes, 1, pack);
+      }
+    }
+    String uncached = "embednorm_block_" + name + "_p" + pack + "_uncached";
+    int active = Math.max(1, occupancy(module, uncached, block, 0));
+    return new LaunchPlan(
+        uncached, "block-uncached", grid(rows, active, context), block, 0, 1, pack);
+  }
+
+  private static int grid(long blocksNeeded, int activePerMultiprocessor, CudaContext context) {
+    long resident = (long) Math.max(1, activePerMultiprocessor) * context.multiprocessors();
+    return (int) Math.max(1, Math.min(blocksNeeded, resident));
+  }
+
+  private static int occupancy(KernelModule module, String kernel, int block, int sharedBytes) {
+    int[] blocks = new int[1];
+    cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        blocks, module.function(kernel), block, sharedBytes);
+    return blocks[0];
+  }
+
+  static int nextPowerOfTwo(int value) {
+    return value <= 1 ? 1 : Integer.highestOneBit(value - 1) << 1;
+  }
+
+  private static int ceilDiv(int value, int divisor) {
+    return (value + divisor - 1) / divisor;
+  }
+
+  private static long ceilDiv(long value, long divisor) {
+    return (value + divisor - 1) / divisor;
+  }
+}
