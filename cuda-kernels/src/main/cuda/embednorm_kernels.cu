@@ -262,9 +262,10 @@ __device__ __forceinline__ void warp_rows(const T* __restrict__ input, T* __rest
             if (col < n) sum += exp_c(x[p * PACK + k] - maximum);
           }
         }
-        const C offset = maximum + log_c(group_sum(sum, group));
+        // (x - max) - log(sum), never x - (max + log(sum)): the latter rounds at max's scale.
+        const C log_sum = log_c(group_sum(sum, group));
 #pragma unroll
-        for (int i = 0; i < kCols; ++i) x[i] -= offset;
+        for (int i = 0; i < kCols; ++i) x[i] = (x[i] - maximum) - log_sum;
       }
     }
 

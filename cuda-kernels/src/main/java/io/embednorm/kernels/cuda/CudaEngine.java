@@ -170,6 +170,11 @@ public final class CudaEngine implements NormalizationEngine {
     return view.slice();
   }
 
+  /** Makes every later call poison its device output before the kernel runs (tests only). */
+  static void poisonOutputsForTests() {
+    poisonOutputs = true;
+  }
+
   /**
    * Nothing to free: contexts and modules live as long as the process, buffers as long as a call.
    */

@@ -92,6 +92,7 @@ public final class ReferenceNormalization {
       }
       sum = next;
     }
-    return sum + compensation;
+    // With an infinite term the compensation is inf - inf = NaN: IEEE's plain sum is the answer.
+    return Double.isFinite(sum) ? sum + compensation : sum;
   }
 }

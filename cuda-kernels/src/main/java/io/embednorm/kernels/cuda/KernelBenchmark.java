@@ -1,0 +1,227 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+
+import io.embednorm.kernels.BFloat16;
+import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.Float16;
+import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.Op;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Locale;
+import java.util.SplittableRandom;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+
+/**
+ * Times each op's kernel against a device-to-device copy of the same bytes, in one run, on the GPU
+ * host: about 1 GiB of input per width, device events, warm-up, median of many repeats. Effective
+ * bandwidth counts the input read once and the output written once.
+ *
+ * <pre>
+ * java -cp ... io.embednorm.kernels.cuda.KernelBenchmark [--types f32,bf16,f16]
+ *     [--widths 32,64,...] [--gib 1] [--repeats 30] [--ops rms_norm,...]
+ * </pre>
+ */
+public final class KernelBenchmark {
+  private static final int[] WIDTHS = {
+    32, 64, 128, 256, 300, 512, 768, 769, 1024, 2048, 4096, 8192, 16384, 32768
+  };
+
+  private KernelBenchmark() {}
+
+  public static void main(String[] args) {
+    List<ElementType> types = List.of(ElementType.FLOAT32, ElementType.BFLOAT16);
+    int[] widths = WIDTHS;
+    List<Op> ops = List.of(Op.values());
+    double gib = 1;
+    int repeats = 30;
+    for (int i = 0; i + 1 < args.length; i += 2) {
+      String value = args[i + 1];
+      switch (args[i]) {
+        case "--types" ->
+            types = Arrays.stream(value.split(",")).map(KernelBenchmark::type).toList();
+        case "--widths" ->
+            widths = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
+        case "--ops" -> ops = Arrays.stream(value.split(",")).map(Op::fromName).toList();
+        case "--gib" -> gib = Double.parseDouble(value);
+        case "--repeats" -> repeats = Integer.parseInt(value);
+        default -> throw new IllegalArgumentException("unknown option " + args[i]);
+      }
+    }
+    String unavailable = CudaEngine.unavailableReason();
+    if (unavailable != null) {
+      System.err.println("KernelBenchmark: no usable GPU: " + unavailable);
+      System.exit(2);
+    }
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    System.out.printf(
+        Locale.ROOT,
+        "# %s, sm_%d, %d SMs; %.2f GiB of input per width; median of %d; GB/s = (read + write) / time%n",
+        CudaAvailability.get().deviceName(),
+        context.computeCapability(),
+        context.multiprocessors(),
+        gib,
+        repeats);
+    StringBuilder header =
+        new StringBuilder(String.format("%-5s %6s %9s %8s", "type", "width", "rows", "copy"));
+    for (Op op : ops) {
+      header.append(String.format(" %20s", op.sqlName()));
+    }
+    List<String> table = new ArrayList<>();
+    table.add(header.toString());
+    for (ElementType type : types) {
+      for (int width : widths) {
+        table.add(measure(context, module, type, width, ops, gib, repeats));
+        System.out.println(table.get(table.size() - 1));
+      }
+    }
+    System.out.println();
+    System.out.println("GB/s (% of the copy) for each op:");
+    table.forEach(System.out::println);
+  }
+
+  private static String measure(
+      CudaContext context,
+      KernelModule module,
+      ElementType type,
+      int width,
+      List<Op> ops,
+      double gib,
+      int repeats) {
+    long rows = Math.max(1, (long) (gib * (1L << 30) / ((long) width * type.byteWidth())));
+    long bytes = rows * width * type.byteWidth();
+    CUstream stream = new CUstream();
+    cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    try (DeviceBuffer input = new DeviceBuffer(bytes, "benchmark input");
+        DeviceBuffer output = new DeviceBuffer(bytes, "benchmark output")) {
+      fillRandom(input, bytes, type);
+      double copyGbs =
+          2.0
+              * bytes
+              / median(
+                  stream,
+                  repeats,
+                  () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream))
+              / 1e6;
+      StringBuilder row =
+          new StringBuilder(
+              String.format(
+                  Locale.ROOT,
+                  "%-5s %6d %9d %8.0f",
+                  LaunchPlan.typeName(type),
+                  width,
+                  rows,
+                  copyGbs));
+      boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
+      LaunchPlan plan = LaunchPlan.plan(type, width, rows, vectorizable, context, module);
+      for (Op op : ops) {
+        Normalization normalization = Normalization.of(op);
+        double milliseconds =
+            median(
+                stream,
+                repeats,
+                () ->
+                    CudaLauncher.launch(
+                        plan,
+                        module,
+                        stream,
+                        normalization,
+                        input.pointer(),
+                        output.pointer(),
+                        new CUdeviceptr(),
+                        rows,
+                        width,
+                        new CUdeviceptr(),
+                        new CUdeviceptr()));
+        double gbs = 2.0 * bytes / milliseconds / 1e6;
+        row.append(String.format(Locale.ROOT, " %13.0f (%3.0f%%)", gbs, 100 * gbs / copyGbs));
+      }
+      row.append("  ")
+          .append(plan.kernel())
+          .append(" group ")
+          .append(plan.group())
+          .append(" block ")
+          .append(plan.block())
+          .append(" grid ")
+          .append(plan.grid());
+      return row.toString();
+    } finally {
+      jcuda.driver.JCudaDriver.cuStreamDestroy(stream);
+    }
+  }
+
+  /** The median time in milliseconds of {@code work} on {@code stream}, after warm-up. */
+  private static double median(CUstream stream, int repeats, Runnable work) {
+    CUevent start = new CUevent();
+    CUevent end = new CUevent();
+    cuEventCreate(start, CUevent_flags.CU_EVENT_DEFAULT);
+    cuEventCreate(end, CUevent_flags.CU_EVENT_DEFAULT);
+    try {
+      for (int i = 0; i < 5; i++) {
+        work.run();
+      }
+      double[] times = new double[repeats];
+      float[] elapsed = new float[1];
+      for (int i = 0; i < repeats; i++) {
+        cuEventRecord(start, stream);
+        work.run();
+        cuEventRecord(end, stream);
+        cuEventSynchronize(end);
+        cuEventElapsedTime(elapsed, start, end);
+        times[i] = elapsed[0];
+      }
+      Arrays.sort(times);
+      return times[repeats / 2];
+    } finally {
+      cuEventDestroy(start);
+      cuEventDestroy(end);
+    }
+  }
+
+  /** Gaussian values in the element type: a 16 MiB random block copied over the whole buffer. */
+  private static void fillRandom(DeviceBuffer buffer, long bytes, ElementType type) {
+    int blockBytes = (int) Math.min(bytes, 16 << 20);
+    ByteBuffer block = ByteBuffer.allocateDirect(blockBytes).order(ByteOrder.LITTLE_ENDIAN);
+    SplittableRandom random = new SplittableRandom(42);
+    for (int at = 0; at + type.byteWidth() <= blockBytes; at += type.byteWidth()) {
+      float value = (float) random.nextGaussian();
+      switch (type) {
+        case FLOAT64 -> block.putDouble(at, value);
+        case FLOAT32 -> block.putFloat(at, value);
+        case FLOAT16 -> block.putShort(at, Float16.fromFloat(value));
+        case BFLOAT16 -> block.putShort(at, BFloat16.fromFloat(value));
+      }
+    }
+    for (long at = 0; at < bytes; at += blockBytes) {
+      long length = Math.min(blockBytes, bytes - at);
+      cuMemcpyHtoD(buffer.pointer().withByteOffset(at), Pointer.to(block), length);
+    }
+  }
+
+  private static ElementType type(String name) {
+    return switch (name.trim()) {
+      case "f32", "float32" -> ElementType.FLOAT32;
+      case "bf16", "bfloat16" -> ElementType.BFLOAT16;
+      case "f16", "float16" -> ElementType.FLOAT16;
+      case "f64", "float64" -> ElementType.FLOAT64;
+      default -> throw new IllegalArgumentException("unknown type " + name);
+    };
+  }
+}

@@ -1,0 +1,536 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuCtxSynchronize;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuMemsetD32;
+import static jcuda.driver.JCudaDriver.cuMemsetD8;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.NarrowReference;
+import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.Op;
+import io.embednorm.kernels.RowBatch;
+import io.embednorm.kernels.TestSeeds;
+import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.kernels.cpu.NarrowComparison;
+import io.embednorm.kernels.cpu.NormalizationVariants;
+import io.embednorm.kernels.cpu.ReferenceNormalization;
+import io.embednorm.kernels.cpu.RowComparison;
+import io.embednorm.kernels.cpu.RowDistribution;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Random;
+import java.util.stream.Stream;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+
+/**
+ * The CUDA kernels against the float64 reference and the CPU engine (DESIGN.md §2 tolerances),
+ * across every dispatch boundary, forced dispatch paths, unaligned starts, ragged rows and the edge
+ * cases. Device outputs are poisoned with NaN bytes before every run, so an unwritten element
+ * fails. Skipped (not passed) where no GPU is usable.
+ */
+@Tag("gpu")
+class CudaEngineGpuTest {
+  /** Both sides of each boundary: group sizes, 16-byte packs, warp/block (1024), cache limits. */
+  private static final int[] WIDTHS = {
+    1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 511,
+    512, 513, 767, 768, 769, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 4097, 8192, 16384, 32768,
+    32769, 65537
+  };
+
+  private static final ElementType[] TYPES = ElementType.values();
+  private static CudaEngine engine;
+  private static final CpuEngine CPU = new CpuEngine();
+
+  @BeforeAll
+  static void requireGpu() {
+    String why = CudaEngine.unavailableReason();
+    assumeTrue(why == null, () -> "no usable GPU: " + why);
+    engine = new CudaEngine(0);
+    CudaEngine.poisonOutputsForTests();
+  }
+
+  static Stream<Arguments> typesAndOps() {
+    return Arrays.stream(TYPES)
+        .flatMap(type -> Arrays.stream(Op.values()).map(op -> Arguments.of(type, op)));
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("typesAndOps")
+  void everyWidthMatchesTheReferenceAndTheCpuEngine(ElementType type, Op op) {
+    long[] allowances = new long[1];
+    long elements = 0;
+    for (long seed : TestSeeds.seeds()) {
+      for (int width : WIDTHS) {
+        Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width));
+        int rows = Math.max(2, Math.min(64, (1 << 16) / width));
+        for (Normalization normalization : NormalizationVariants.of(op, width, random)) {
+          RowDistribution distribution =
+              width % 3 == 0 ? RowDistribution.MIXED_MAGNITUDES : RowDistribution.NORMAL;
+          double[][] values = randomRows(random, distribution, rows, width);
+          Rows gpu = Rows.fixed(type, values);
+          Rows cpu = Rows.fixed(type, values);
+          engine.normalize(normalization, gpu.batch());
+          CPU.normalize(normalization, cpu.batch());
+          String where =
+              String.format("seed %d, %s, %s, width %d", seed, type, normalization, width);
+          gpu.assertMatchesReference(op, normalization, where, allowances);
+          cpu.assertMatchesReference(op, normalization, where + " (cpu)", allowances);
+          elements += 2L * rows * width;
+        }
+      }
+    }
+    assertThat(allowances[0])
+        .as("16-bit outputs that needed the near-zero allowance, of %d", elements)
+        .isLessThanOrEqualTo(elements / 1000);
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("typesAndOps")
+  void everyDispatchPathGivesTheSameAnswer(ElementType type, Op op) {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    for (long seed : TestSeeds.seeds()) {
+      for (int width : new int[] {1, 5, 32, 33, 128, 768, 769, 1024, 1025, 4096, 4099}) {
+        Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
+        Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
+        double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
+        for (LaunchPlan plan : forcedPlans(type, width)) {
+          Rows rows = Rows.fixed(type, values);
+          launchOnDevice(context, module, plan, normalization, rows, 0);
+          rows.assertMatchesReference(
+              op,
+              normalization,
+              String.format(
+                  "seed %d, %s, %s, width %d, %s", seed, type, normalization, width, plan),
+              new long[1]);
+        }
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("typesAndOps")
+  void unalignedRowStartsTakeTheScalarPath(ElementType type, Op op) {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    long seed = TestSeeds.seeds()[TestSeeds.seeds().length - 1];
+    for (int shift = 1; shift < LaunchPlan.vectorWidth(type); shift++) {
+      for (int width : new int[] {8, 64, 768, 4096}) {
+        Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, shift));
+        Normalization normalization = Normalization.of(op);
+        Rows rows = Rows.fixed(type, randomRows(random, RowDistribution.NORMAL, 19, width));
+        LaunchPlan plan = LaunchPlan.plan(type, width, 19, false, context, module);
+        assertThat(plan.pack()).isEqualTo(1);
+        launchOnDevice(context, module, plan, normalization, rows, shift);
+        rows.assertMatchesReference(
+            op,
+            normalization,
+            String.format("seed %d, %s, width %d, start shifted by %d", seed, type, width, shift),
+            new long[1]);
+      }
+    }
+  }
+
+  @ParameterizedTest(name = "{0} {1}")
+  @MethodSource("typesAndOps")
+  void raggedRowsIncludingEmptyOnes(ElementType type, Op op) {
+    for (long seed : TestSeeds.seeds()) {
+      Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), 99));
+      for (int maximum : new int[] {40, 1500, 40000}) {
+        int rows = maximum > 10000 ? 5 : 60;
+        double[][] values = new double[rows][];
+        for (int row = 0; row < rows; row++) {
+          int width = row % 7 == 3 ? 0 : 1 + random.nextInt(maximum);
+          values[row] = RowDistribution.NORMAL.doubles(random, width);
+        }
+        Rows gpu = Rows.ragged(type, values, 3);
+        engine.normalize(Normalization.of(op), gpu.batch());
+        gpu.assertMatchesReference(
+            op,
+            Normalization.of(op),
+            String.format("seed %d, %s, ragged up to %d", seed, type, maximum),
+            new long[1]);
+        gpu.assertGapsUntouched();
+      }
+    }
+  }
+
+  @Test
+  void edgeCasesFollowIeeeLikeTheReference() {
+    double nan = Double.NaN;
+    double infinity = Double.POSITIVE_INFINITY;
+    for (int width : new int[] {7, 600, 5000, 70000}) {
+      List<double[]> cases = new ArrayList<>();
+      cases.add(filled(width, 0.0));
+      cases.add(filled(width, -infinity));
+      cases.add(withAt(filled(width, 1.0), width / 2, nan));
+      cases.add(withAt(filled(width, 1.0), width - 1, infinity));
+      cases.add(withAt(ramp(width), 0, -infinity));
+      cases.add(scaled(ramp(width), 1e30));
+      cases.add(scaled(ramp(width), 1e-30));
+      cases.add(offset(ramp(width), 1e6, 0.5 / width));
+      for (Op op : Op.values()) {
+        for (Normalization normalization :
+            op.takesEpsilon()
+                ? List.of(Normalization.of(op), Normalization.of(op).withEpsilon(0))
+                : List.of(Normalization.of(op))) {
+          for (ElementType type : new ElementType[] {ElementType.FLOAT32, ElementType.FLOAT64}) {
+            Rows rows = Rows.fixed(type, cases.toArray(new double[0][]));
+            engine.normalize(normalization, rows.batch());
+            rows.assertMatchesReference(
+                op, normalization, type + " " + normalization + " width " + width, new long[1]);
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void weightOfTheWrongLengthNamesOpRowAndLengths() {
+    Rows rows = Rows.ragged(ElementType.FLOAT32, new double[][] {{1, 2}, {3, 4, 5}}, 0);
+    Normalization normalization = Normalization.of(Op.RMS_NORM).withWeight(new double[] {1, 1});
+    assertThatThrownBy(() -> engine.normalize(normalization, rows.batch().withFirstRowIndex(40)))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessage("Cannot apply rms_norm to row 41: weight has 2 elements but the row has 3");
+  }
+
+  /** More than 2^31 elements in one launch: 64-bit indexing end to end. */
+  @Test
+  void moreThanTwoToTheThirtyOneElements() {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    int width = 1024;
+    long rows = (1L << 21) + 3;
+    long bytes = rows * width * Float.BYTES;
+    try (DeviceBuffer input = new DeviceBuffer(bytes, "input");
+        DeviceBuffer output = new DeviceBuffer(bytes, "output")) {
+      cuMemsetD32(input.pointer(), Float.floatToRawIntBits(-2.5f), rows * width);
+      cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
+      LaunchPlan plan = LaunchPlan.plan(ElementType.FLOAT32, width, rows, true, context, module);
+      CudaLauncher.launch(
+          plan,
+          module,
+          new CUstream(),
+          Normalization.of(Op.L2_NORMALIZE),
+          input.pointer(),
+          output.pointer(),
+          new CUdeviceptr(),
+          rows,
+          width,
+          new CUdeviceptr(),
+          new CUdeviceptr());
+      cuCtxSynchronize();
+      float expected = (float) (-1 / Math.sqrt(width));
+      for (long row : new long[] {0, rows / 2, rows - 1}) {
+        float[] values = new float[width];
+        cuMemcpyDtoH(
+            Pointer.to(values), output.pointer().withByteOffset(row * width * 4), width * 4L);
+        for (float value : values) {
+          assertThat(value).as("row %d", row).isCloseTo(expected, within(expected));
+        }
+      }
+    }
+  }
+
+  private static org.assertj.core.data.Offset<Float> within(float expected) {
+    return org.assertj.core.data.Offset.offset(Math.abs(expected) * 1e-5f);
+  }
+
+  /** Every path that can run a row of {@code width}: warp, cached and uncached block, 1 or 16 B. */
+  private static List<LaunchPlan> forcedPlans(ElementType type, int width) {
+    List<LaunchPlan> plans = new ArrayList<>();
+    String name = LaunchPlan.typeName(type);
+    int vector = LaunchPlan.vectorWidth(type);
+    for (int pack : width % vector == 0 ? new int[] {1, vector} : new int[] {1}) {
+      int maxPacks = pack == 1 ? 32 : (type.byteWidth() == 2 ? 4 : 8);
+      int packsPerRow = (width + pack - 1) / pack;
+      if (packsPerRow <= 32 * maxPacks) {
+        int group = packsPerRow <= 32 ? LaunchPlan.nextPowerOfTwo(packsPerRow) : 32;
+        int packs = packsPerRow <= 32 ? 1 : LaunchPlan.nextPowerOfTwo((packsPerRow + 31) / 32);
+        plans.add(
+            new LaunchPlan(
+                "embednorm_warp_" + name + "_p" + pack + "_c" + packs,
+                "warp",
+                3,
+                LaunchPlan.WARP_PATH_BLOCK,
+                0,
+                group,
+                pack));
+        if (packsPerRow <= 16) {
+          // A wider group than needed: lanes past the row's end must be masked off.
+          plans.add(
+              new LaunchPlan(
+                  "embednorm_warp_" + name + "_p" + pack + "_c1",
+                  "warp",
+                  2,
+                  LaunchPlan.WARP_PATH_BLOCK,
+                  0,
+                  32,
+                  pack));
+        }
+      }
+      int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
+      for (int block : new int[] {128, 1024}) {
+        plans.add(
+            new LaunchPlan(
+                "embednorm_block_" + name + "_p" + pack + "_cached",
+                "block-cached",
+                5,
+                block,
+                width * computeBytes,
+                1,
+                pack));
+        plans.add(
+            new LaunchPlan(
+                "embednorm_block_" + name + "_p" + pack + "_uncached",
+                "block-uncached",
+                5,
+                block,
+                0,
+                1,
+                pack));
+      }
+    }
+    return plans;
+  }
+
+  /**
+   * Copies {@code rows} to the device {@code shift} elements past an allocation's start, launches
+   * {@code plan} over them with the output poisoned, and copies the result back into the rows.
+   */
+  private static void launchOnDevice(
+      CudaContext context,
+      KernelModule module,
+      LaunchPlan plan,
+      Normalization normalization,
+      Rows rows,
+      int shift) {
+    context.makeCurrent();
+    ElementType type = rows.type;
+    long bytes = (long) rows.elementCount * type.byteWidth();
+    long padding = (long) shift * type.byteWidth();
+    int width = rows.values[0].length;
+    try (DeviceBuffer input = new DeviceBuffer(bytes + padding, "input");
+        DeviceBuffer output = new DeviceBuffer(bytes + padding, "output");
+        DeviceBuffer weight = parameter(normalization.weight(), type);
+        DeviceBuffer bias = parameter(normalization.bias(), type)) {
+      CUdeviceptr in = input.pointer().withByteOffset(padding);
+      CUdeviceptr out = output.pointer().withByteOffset(padding);
+      cuMemcpyHtoD(in, Pointer.to(rows.input.duplicate().clear()), bytes);
+      cuMemsetD8(output.pointer(), (byte) 0xff, bytes + padding);
+      CudaLauncher.launch(
+          plan,
+          module,
+          new CUstream(),
+          normalization,
+          in,
+          out,
+          new CUdeviceptr(),
+          rows.values.length,
+          width,
+          weight == null ? new CUdeviceptr() : weight.pointer(),
+          bias == null ? new CUdeviceptr() : bias.pointer());
+      cuCtxSynchronize();
+      cuMemcpyDtoH(Pointer.to(rows.output.duplicate().clear()), out, bytes);
+    }
+  }
+
+  private static DeviceBuffer parameter(double[] values, ElementType type) {
+    if (values == null) {
+      return null;
+    }
+    long bytes = (long) values.length * (type == ElementType.FLOAT64 ? 8 : 4);
+    DeviceBuffer buffer = new DeviceBuffer(bytes, "parameter");
+    cuMemcpyHtoD(buffer.pointer(), CudaLauncher.hostParameter(values, type), bytes);
+    return buffer;
+  }
+
+  private static double[][] randomRows(
+      Random random, RowDistribution distribution, int rows, int width) {
+    double[][] values = new double[rows][];
+    for (int row = 0; row < rows; row++) {
+      values[row] = distribution.doubles(random, width);
+    }
+    return values;
+  }
+
+  private static double[] filled(int width, double value) {
+    double[] row = new double[width];
+    Arrays.fill(row, value);
+    return row;
+  }
+
+  private static double[] ramp(int width) {
+    double[] row = new double[width];
+    for (int i = 0; i < width; i++) {
+      row[i] = (i % 13) - 6.5 + i * 1e-3;
+    }
+    return row;
+  }
+
+  private static double[] withAt(double[] row, int index, double value) {
+    row[index] = value;
+    return row;
+  }
+
+  private static double[] scaled(double[] row, double factor) {
+    for (int i = 0; i < row.length; i++) {
+      row[i] *= factor;
+    }
+    return row;
+  }
+
+  private static double[] offset(double[] row, double mean, double step) {
+    for (int i = 0; i < row.length; i++) {
+      row[i] = mean + (i % 2 == 0 ? 1 : -1) * step * i;
+    }
+    return row;
+  }
+
+  /**
+   * Rows encoded in one element type, in direct little-endian buffers: the input, and an output
+   * poisoned with NaN bytes (elements between ragged rows must stay poisoned).
+   */
+  private static final class Rows {
+    private final ElementType type;
+    private final double[][] values;
+    private final long[] starts;
+    private final int elementCount;
+    private final ByteBuffer input;
+    private final ByteBuffer output;
+    private final boolean ragged;
+
+    private Rows(ElementType type, double[][] values, int gap, boolean ragged) {
+      // elementCount is where the last row ends.
+      this.type = type;
+      this.values = values;
+      this.ragged = ragged;
+      this.starts = new long[values.length + 1];
+      long position = gap;
+      for (int row = 0; row < values.length; row++) {
+        starts[row] = position;
+        position += values[row].length;
+      }
+      starts[values.length] = position;
+      this.elementCount = Math.toIntExact(position);
+      this.input = ByteBuffer.allocateDirect(elementCount * type.byteWidth() + 8);
+      this.output = ByteBuffer.allocateDirect(elementCount * type.byteWidth() + 8);
+      input.order(ByteOrder.LITTLE_ENDIAN);
+      output.order(ByteOrder.LITTLE_ENDIAN);
+      for (int i = 0; i < output.capacity(); i++) {
+        output.put(i, (byte) 0xff);
+      }
+      for (int row = 0; row < values.length; row++) {
+        for (int i = 0; i < values[row].length; i++) {
+          values[row][i] = store(input, (int) starts[row] + i, values[row][i]);
+        }
+      }
+    }
+
+    static Rows fixed(ElementType type, double[][] values) {
+      return new Rows(type, values, 0, false);
+    }
+
+    /** Rows one after another from element {@code gap} (odd starts when {@code gap} is odd). */
+    static Rows ragged(ElementType type, double[][] values, int gap) {
+      return new Rows(type, values, gap, true);
+    }
+
+    RowBatch batch() {
+      if (!ragged) {
+        return RowBatch.fixedWidth(type, values.length, values[0].length, input, output);
+      }
+      int[] offsets = new int[values.length + 1];
+      for (int row = 0; row < values.length; row++) {
+        offsets[row] = (int) starts[row];
+      }
+      offsets[values.length] = (int) starts[values.length];
+      return RowBatch.ragged(type, IntBuffer.wrap(offsets), input, output);
+    }
+
+    /** Writes {@code value} rounded to this type; returns the value the type holds. */
+    private double store(ByteBuffer buffer, int index, double value) {
+      switch (type) {
+        case FLOAT64:
+          buffer.putDouble(index * 8, value);
+          return value;
+        case FLOAT32:
+          buffer.putFloat(index * 4, (float) value);
+          return (float) value;
+        default:
+          short bits = narrow().round(value);
+          buffer.putShort(index * 2, bits);
+          return narrow().value(bits);
+      }
+    }
+
+    private NarrowReference narrow() {
+      return type == ElementType.FLOAT16 ? NarrowReference.FLOAT16 : NarrowReference.BFLOAT16;
+    }
+
+    void assertMatchesReference(
+        Op op, Normalization normalization, String where, long[] allowances) {
+      boolean wide = type == ElementType.FLOAT64;
+      double[] weight =
+          wide ? normalization.weight() : ReferenceNormalization.widen(normalization.floatWeight());
+      double[] bias =
+          wide ? normalization.bias() : ReferenceNormalization.widen(normalization.floatBias());
+      for (int row = 0; row < values.length; row++) {
+        int width = values[row].length;
+        if (width == 0) {
+          continue;
+        }
+        double[] reference =
+            ReferenceNormalization.apply(op, values[row], normalization.epsilon(), weight, bias);
+        int start = (int) starts[row];
+        String violation;
+        if (type == ElementType.FLOAT32 || type == ElementType.FLOAT64) {
+          double[] actual = new double[width];
+          for (int i = 0; i < width; i++) {
+            actual[i] = wide ? output.getDouble((start + i) * 8) : output.getFloat((start + i) * 4);
+          }
+          violation =
+              wide
+                  ? RowComparison.firstViolation(reference, actual)
+                  : RowComparison.firstViolation(
+                      reference,
+                      actual,
+                      RowComparison.FLOAT32_RELATIVE,
+                      RowComparison.FLOAT32_ABSOLUTE);
+        } else {
+          violation =
+              NarrowComparison.firstViolation(narrow(), reference, output, start, allowances);
+        }
+        assertThat(violation).as("%s, row %d", where, row).isNull();
+      }
+    }
+
+    /** The elements before the first row and the bytes after the last are still poisoned. */
+    void assertGapsUntouched() {
+      for (int i = 0; i < starts[0] * type.byteWidth(); i++) {
+        assertThat(output.get(i)).as("byte %d before the first row", i).isEqualTo((byte) 0xff);
+      }
+      for (int i = elementCount * type.byteWidth(); i < output.capacity(); i++) {
+        assertThat(output.get(i)).as("byte %d after the last row", i).isEqualTo((byte) 0xff);
+      }
+    }
+  }
+}
