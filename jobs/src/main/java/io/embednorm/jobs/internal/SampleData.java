@@ -74,6 +74,7 @@ public final class SampleData {
       float[] values = new float[width];
       for (long first = 0; first < rows; first += ARROW_BATCH_ROWS) {
         int count = (int) Math.min(ARROW_BATCH_ROWS, rows - first);
+        root.getFieldVectors().forEach(vector -> vector.setInitialCapacity(count));
         root.allocateNew();
         BigIntVector ids = (BigIntVector) root.getVector("id");
         FixedSizeListVector lists = (FixedSizeListVector) root.getVector("embedding");

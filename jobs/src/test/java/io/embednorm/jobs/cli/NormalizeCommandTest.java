@@ -311,6 +311,8 @@ class NormalizeCommandTest {
         writer.endList();
       }
       writer.setValueCount(rows.length);
+      list.setValueCount(rows.length);
+      assertThat(((Float4Vector) list.getDataVector()).getValueCount()).isEqualTo(rows.length * 8);
       try (VectorSchemaRoot root = VectorSchemaRoot.of(list);
           FileChannel channel =
               FileChannel.open(file, StandardOpenOption.CREATE, StandardOpenOption.WRITE);
@@ -319,7 +321,6 @@ class NormalizeCommandTest {
         fileWriter.writeBatch();
         fileWriter.end();
       }
-      assertThat(((Float4Vector) list.getDataVector()).getValueCount()).isEqualTo(rows.length * 8);
     }
   }
 }

@@ -71,7 +71,8 @@ class SparkCommandsTest {
         }
         norm = Math.sqrt(norm);
         for (int i = 0; i < x.length; i++) {
-          assertThat(original.get(i)).isEqualTo((double) x[i]);
+          // JSON holds the float's shortest decimal; read back as a double it is that float again.
+          assertThat(original.get(i).floatValue()).isEqualTo(x[i]);
           double reference = x[i] / Math.max(norm, 1e-12);
           assertThat(unit.get(i))
               .as("seed %d id %d element %d", seed, id, i)
