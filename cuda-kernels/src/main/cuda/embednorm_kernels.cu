@@ -2,17 +2,20 @@
 //
 // Every kernel has one signature (so that the Java launcher is one piece of code):
 //   (const T* input, T* output, const long long* offsets, long long rows, int width,
-//    int group, int op, double eps, const C* weight, const C* bias)
+//    int group, double eps, const C* weight, const C* bias)
+// and carries one op, named in the kernel's name (rms_norm, layer_norm, softmax, log_softmax,
+// l2_normalize): each kernel holds only its op's code, which keeps registers, and so occupancy, up.
 // Rows are contiguous (offsets == nullptr: row r holds elements [r*width, (r+1)*width)) or ragged
 // (row r holds [offsets[r], offsets[r+1]); `width` is then the widest row). C is the compute type:
 // float for float32, float16 and bfloat16 (loaded narrow, computed in float, stored narrow once);
-// double for float64. `op` is io.embednorm.kernels.Op's ordinal. weight and bias may be null.
+// double for float64. weight and bias may be null.
 //
 // Paths, chosen on the host by width (DESIGN.md §5):
-//   embednorm_warp_<type>_p<PACK>_c<PACKS>: a group of `group` lanes (1..32, a power of two) per row,
-//     the row held in registers, PACKS packs of PACK elements per lane; several rows per warp.
-//   embednorm_block_<type>_p<PACK>_cached: a block per row, the row cached in shared memory.
-//   embednorm_block_<type>_p<PACK>_uncached: a block per row, re-reading device memory each pass.
+//   embednorm_warp_<op>_<type>_p<PACK>_c<PACKS>: a group of `group` lanes (1..32, a power of two)
+//     per row, the row held in registers, PACKS packs of PACK elements per lane; several rows per
+//     warp, and 2 to 4 rows per lane at once where a row slice is small (more loads in flight).
+//   embednorm_block_<op>_<type>_p<PACK>_cached: a block per row, the row cached in shared memory.
+//   embednorm_block_<op>_<type>_p<PACK>_uncached: a block per row, re-reading device memory.
 // PACK > 1 means 16-byte loads and stores: the host picks it only when every row starts 16-byte
 // aligned and every row width is a multiple of PACK; otherwise PACK is 1.
 //
@@ -27,7 +30,7 @@ namespace {
 constexpr int kRmsNorm = 0;
 constexpr int kLayerNorm = 1;
 constexpr int kSoftmax = 2;
-constexpr int kLogSoftmax = 3;  // the remaining op of the softmax branch
+constexpr int kLogSoftmax = 3;
 constexpr int kL2Normalize = 4;
 
 template <typename T>
@@ -63,7 +66,14 @@ __device__ __forceinline__ double max_nan(double a, double b) {
   return (a > b || a != a) ? a : b;
 }
 
-__device__ __forceinline__ float exp_c(float x) { return expf(x); }
+// e^x as 2^(x log2 e) on the special-function unit: relative error about 2^-22 plus 4e-8 |x|, well
+// inside DESIGN.md's tolerance where outputs matter (|x| <= 100 after the max is subtracted), and
+// far fewer instructions than expf, which bound softmax on 2-byte rows.
+__device__ __forceinline__ float exp_c(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(y) : "f"(x * 1.4426950408889634f));
+  return y;
+}
 __device__ __forceinline__ double exp_c(double x) { return exp(x); }
 __device__ __forceinline__ float log_c(float x) { return logf(x); }
 __device__ __forceinline__ double log_c(double x) { return log(x); }
@@ -112,184 +122,205 @@ __device__ __forceinline__ C group_max(C value, int group) {
 // ---------------------------------------------------------------------------------------------
 // Warp path: the row in registers.
 
-template <typename T, int PACK, int PACKS>
+// One row slice per lane: column of element (p, k) of this lane.
+template <int PACK>
+__device__ __forceinline__ int column(int p, int k, int group, int group_lane) {
+  return (p * group + group_lane) * PACK + k;
+}
+
+// The rare float64 fallback of the warp path, out of line so that the hot path keeps its
+// registers: the row's statistics in double, re-read from device memory by the group. Returns
+// (scale, shift): outputs are ((double) x - shift) * scale. Every lane of the warp calls it.
+template <int OP, typename T>
+__device__ __noinline__ double2 exact_statistics(const T* row, int n, int group, int group_lane,
+                                                 double eps) {
+  double shift = 0;
+  if (OP == kLayerNorm) {
+    const double first = n > 0 ? static_cast<double>(widen(row[0])) : 0.0;
+    double sum = 0;
+    for (int col = group_lane; col < n; col += group) sum += static_cast<double>(widen(row[col])) - first;
+    shift = first + group_sum(sum, group) / n;
+  }
+  double squares = 0;
+  for (int col = group_lane; col < n; col += group) {
+    const double centered = static_cast<double>(widen(row[col])) - shift;
+    squares += centered * centered;
+  }
+  squares = group_sum(squares, group);
+  const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(squares), eps)
+                                          : 1.0 / sqrt(squares / n + eps);
+  return make_double2(scale, shift);
+}
+
+// Normalizes the row slice x (this lane's elements of a row of n, n == 0 for no row) in place,
+// with the group's reductions. Rows that need the float64 fallback set use_double, scale_double
+// and shift_double: their outputs are ((double) input - shift_double) * scale_double.
+template <int OP, typename T, typename C, int PACK, int PACKS>
+__device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* row, int n, int group,
+                                               int group_lane, int lane, double eps,
+                                               bool& use_double, double& scale_double,
+                                               double& shift_double) {
+  constexpr int kCols = PACK * PACKS;
+  const C epsilon = static_cast<C>(eps);
+  use_double = false;
+  scale_double = 0;
+  shift_double = 0;
+  if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
+    C squares = 0;
+#pragma unroll
+    for (int i = 0; i < kCols; ++i) squares += x[i] * x[i];
+    squares = group_sum(squares, group);
+    use_double = n > 0 && !safe_squares(squares, eps, OP == kRmsNorm ? 0x1p-60 : 0x1p-40);
+    // Shuffles need every lane of the warp: recompute when any group of the warp needs it.
+    if (__any_sync(0xffffffffu, use_double)) {
+      const double2 exact = exact_statistics<OP>(row, n, group, group_lane, eps);
+      scale_double = exact.x;
+    }
+    const C scale = OP == kRmsNorm ? C(1) / sqrt_c(squares / n + epsilon)
+                                   : C(1) / max_nan(sqrt_c(squares), epsilon);
+#pragma unroll
+    for (int i = 0; i < kCols; ++i) x[i] *= scale;
+  } else if constexpr (OP == kLayerNorm) {
+    // Shift by the row's first value (held by the group's first lane), then two passes.
+    const C shift = __shfl_sync(0xffffffffu, x[0], lane & ~(group - 1));
+    C sum = 0;
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) {
+        if (column<PACK>(p, k, group, group_lane) < n) sum += x[p * PACK + k] - shift;
+      }
+    }
+    const C mean = group_sum(sum, group) / n;
+    C squares = 0;
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) {
+        const C centered = (x[p * PACK + k] - shift) - mean;
+        if (column<PACK>(p, k, group, group_lane) < n) squares += centered * centered;
+      }
+    }
+    squares = group_sum(squares, group);
+    use_double = n > 0 && (!(mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f)) ||
+                           !safe_squares(squares, eps, 0x1p-60));
+    if (__any_sync(0xffffffffu, use_double)) {
+      const double2 exact = exact_statistics<OP>(row, n, group, group_lane, eps);
+      scale_double = exact.x;
+      shift_double = exact.y;
+    }
+    const C scale = C(1) / sqrt_c(squares / n + epsilon);
+#pragma unroll
+    for (int i = 0; i < kCols; ++i) x[i] = ((x[i] - shift) - mean) * scale;
+  } else {
+    C maximum = -INFINITY;
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) {
+        if (column<PACK>(p, k, group, group_lane) < n) {
+          maximum = max_nan(maximum, x[p * PACK + k]);
+        }
+      }
+    }
+    maximum = group_max(maximum, group);
+    C sum = 0;
+    if constexpr (OP == kSoftmax) {
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          x[p * PACK + k] = exp_c(x[p * PACK + k] - maximum);
+          if (column<PACK>(p, k, group, group_lane) < n) sum += x[p * PACK + k];
+        }
+      }
+      const C inverse = C(1) / group_sum(sum, group);
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) x[i] *= inverse;
+    } else {
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          if (column<PACK>(p, k, group, group_lane) < n) sum += exp_c(x[p * PACK + k] - maximum);
+        }
+      }
+      // (x - max) - log(sum), never x - (max + log(sum)): the latter rounds at max's scale.
+      const C log_sum = log_c(group_sum(sum, group));
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) x[i] = (x[i] - maximum) - log_sum;
+    }
+  }
+}
+
+// ROWS rows per lane at a time: their loads are all in flight before the first reduction.
+template <int OP, typename T, int PACK, int PACKS, int ROWS>
 __device__ __forceinline__ void warp_rows(const T* __restrict__ input, T* __restrict__ output,
                                           const long long* __restrict__ offsets, long long rows,
-                                          int width, int group, int op, double eps,
+                                          int width, int group, double eps,
                                           const typename Compute<T>::type* __restrict__ weight,
                                           const typename Compute<T>::type* __restrict__ bias) {
   using C = typename Compute<T>::type;
   constexpr int kCols = PACK * PACKS;
   const int lane = threadIdx.x & 31;
   const int group_lane = lane & (group - 1);
-  const int rows_per_warp = 32 / group;
+  const int groups_per_warp = 32 / group;
   const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
-  const C epsilon = static_cast<C>(eps);
+  const long long rows_per_warp = static_cast<long long>(groups_per_warp) * ROWS;
 
   for (long long base = warp * rows_per_warp; base < rows; base += warps * rows_per_warp) {
-    const long long row = base + lane / group;
-    const bool active = row < rows;
-    const long long start = active ? row_start<T>(offsets, row, width) : 0;
-    const int n = active ? row_width(offsets, row, width) : 0;
-    const T* in = input + start;
-    T* out = output + start;
-
-    C x[kCols];
+    C x[ROWS][kCols];
+    long long start[ROWS];
+    int n[ROWS];
 #pragma unroll
-    for (int p = 0; p < PACKS; ++p) {
-      const int col = (p * group + group_lane) * PACK;
-      if (col < n) {
-        const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
+    for (int r = 0; r < ROWS; ++r) {
+      const long long row = base + static_cast<long long>(lane / group) * ROWS + r;
+      const bool active = row < rows;
+      start[r] = active ? row_start<T>(offsets, row, width) : 0;
+      n[r] = active ? row_width(offsets, row, width) : 0;
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) x[p * PACK + k] = widen(pack.values[k]);
-      } else {
+      for (int p = 0; p < PACKS; ++p) {
+        const int col = column<PACK>(p, 0, group, group_lane);
+        if (col < n[r]) {
+          const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(input + start[r] + col);
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) x[p * PACK + k] = C(0);
+          for (int k = 0; k < PACK; ++k) x[r][p * PACK + k] = widen(pack.values[k]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) x[r][p * PACK + k] = C(0);
+        }
       }
     }
-
-    // x is transformed in place; rows that need the float64 fallback re-read their input when
-    // stored (rare), so that a lane holds one row slice only.
-    bool use_double = false;
-    double scale_double = 0, shift_double = 0;
-
-    if (op == kRmsNorm || op == kL2Normalize) {
-      C squares = 0;
 #pragma unroll
-      for (int i = 0; i < kCols; ++i) squares += x[i] * x[i];
-      squares = group_sum(squares, group);
-      const double eps_floor = op == kRmsNorm ? 0x1p-60 : 0x1p-40;
-      use_double = active && !safe_squares(squares, eps, eps_floor);
-      // Shuffles need every lane of the warp: recompute when any group of the warp needs it.
-      if (__any_sync(0xffffffffu, use_double)) {
-        double exact = 0;
-#pragma unroll
-        for (int i = 0; i < kCols; ++i) exact += static_cast<double>(x[i]) * x[i];
-        exact = group_sum(exact, group);
-        scale_double = op == kRmsNorm ? 1.0 / sqrt(exact / n + eps) : 1.0 / fmax(sqrt(exact), eps);
-      }
-      const C scale = op == kRmsNorm ? C(1) / sqrt_c(squares / n + epsilon)
-                                     : C(1) / max_nan(sqrt_c(squares), epsilon);
-#pragma unroll
-      for (int i = 0; i < kCols; ++i) x[i] *= scale;
-    } else if (op == kLayerNorm) {
-      // Shift by the row's first value (held by the group's first lane), then two passes.
-      const C shift = __shfl_sync(0xffffffffu, x[0], lane & ~(group - 1));
-      C sum = 0;
+    for (int r = 0; r < ROWS; ++r) {
+      bool use_double;
+      double scale_double, shift_double;
+      warp_normalize<OP, T, C, PACK, PACKS>(x[r], input + start[r], n[r], group, group_lane, lane,
+                                            eps, use_double, scale_double, shift_double);
 #pragma unroll
       for (int p = 0; p < PACKS; ++p) {
+        const int col = column<PACK>(p, 0, group, group_lane);
+        if (col < n[r]) {
+          if (use_double) {
+            const Pack<T, PACK> pack =
+                *reinterpret_cast<const Pack<T, PACK>*>(input + start[r] + col);
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) {
-          const int col = (p * group + group_lane) * PACK + k;
-          if (col < n) sum += x[p * PACK + k] - shift;
-        }
-      }
-      sum = group_sum(sum, group);
-      const C mean = sum / n;
-      C squares = 0;
-#pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) {
-          const int col = (p * group + group_lane) * PACK + k;
-          const C centered = x[p * PACK + k] - shift - mean;
-          if (col < n) squares += centered * centered;
-        }
-      }
-      squares = group_sum(squares, group);
-      use_double = active && (!(sum == sum && sum <= C(0x1p100f) && sum >= C(-0x1p100f)) ||
-                              !safe_squares(squares, eps, 0x1p-60));
-      if (__any_sync(0xffffffffu, use_double)) {
-        double exact_sum = 0;
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
+            for (int k = 0; k < PACK; ++k) {
+              x[r][p * PACK + k] = static_cast<C>(
+                  (static_cast<double>(widen(pack.values[k])) - shift_double) * scale_double);
+            }
+          }
+          Pack<T, PACK> pack;
 #pragma unroll
           for (int k = 0; k < PACK; ++k) {
-            const int col = (p * group + group_lane) * PACK + k;
-            if (col < n) exact_sum += static_cast<double>(x[p * PACK + k]) - shift;
+            C value = x[r][p * PACK + k];
+            if (weight != nullptr) value *= weight[col + k];
+            if (bias != nullptr) value += bias[col + k];
+            pack.values[k] = narrow<T>(value);
           }
+          *reinterpret_cast<Pack<T, PACK>*>(output + start[r] + col) = pack;
         }
-        exact_sum = group_sum(exact_sum, group);
-        shift_double = static_cast<double>(shift) + exact_sum / n;
-        double exact_squares = 0;
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            const int col = (p * group + group_lane) * PACK + k;
-            const double centered = static_cast<double>(x[p * PACK + k]) - shift_double;
-            if (col < n) exact_squares += centered * centered;
-          }
-        }
-        exact_squares = group_sum(exact_squares, group);
-        scale_double = 1.0 / sqrt(exact_squares / n + eps);
-      }
-      const C scale = C(1) / sqrt_c(squares / n + epsilon);
-#pragma unroll
-      for (int i = 0; i < kCols; ++i) x[i] = (x[i] - shift - mean) * scale;
-    } else {
-      C maximum = -INFINITY;
-#pragma unroll
-      for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) {
-          const int col = (p * group + group_lane) * PACK + k;
-          if (col < n) maximum = max_nan(maximum, x[p * PACK + k]);
-        }
-      }
-      maximum = group_max(maximum, group);
-      C sum = 0;
-      if (op == kSoftmax) {
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            const int col = (p * group + group_lane) * PACK + k;
-            x[p * PACK + k] = exp_c(x[p * PACK + k] - maximum);
-            if (col < n) sum += x[p * PACK + k];
-          }
-        }
-        const C inverse = C(1) / group_sum(sum, group);
-#pragma unroll
-        for (int i = 0; i < kCols; ++i) x[i] *= inverse;
-      } else {
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            const int col = (p * group + group_lane) * PACK + k;
-            if (col < n) sum += exp_c(x[p * PACK + k] - maximum);
-          }
-        }
-        // (x - max) - log(sum), never x - (max + log(sum)): the latter rounds at max's scale.
-        const C log_sum = log_c(group_sum(sum, group));
-#pragma unroll
-        for (int i = 0; i < kCols; ++i) x[i] = (x[i] - maximum) - log_sum;
-      }
-    }
-
-#pragma unroll
-    for (int p = 0; p < PACKS; ++p) {
-      const int col = (p * group + group_lane) * PACK;
-      if (col < n) {
-        if (use_double) {
-          const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            x[p * PACK + k] = static_cast<C>(
-                (static_cast<double>(widen(pack.values[k])) - shift_double) * scale_double);
-          }
-        }
-        Pack<T, PACK> pack;
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) {
-          C value = x[p * PACK + k];
-          if (weight != nullptr) value *= weight[col + k];
-          if (bias != nullptr) value += bias[col + k];
-          pack.values[k] = narrow<T>(value);
-        }
-        *reinterpret_cast<Pack<T, PACK>*>(out + col) = pack;
       }
     }
   }
@@ -315,10 +346,42 @@ __device__ __forceinline__ C block_reduce(C value, C* scratch) {
   return total;
 }
 
-template <typename T, int PACK, bool CACHED>
+// Moves PACK values between registers and the shared-memory cache, 16 bytes at a time where the
+// pack allows (scalar 4-byte stores at a stride of PACK would conflict on the banks).
+template <typename C, int PACK>
+__device__ __forceinline__ void cache_access(C* cache, C (&values)[PACK], bool store) {
+  if constexpr ((PACK * sizeof(C)) % 16 == 0) {
+    constexpr int kChunk = 16 / sizeof(C);
+#pragma unroll
+    for (int c = 0; c < PACK / kChunk; ++c) {
+      Pack<C, kChunk>* slot = reinterpret_cast<Pack<C, kChunk>*>(cache + c * kChunk);
+      if (store) {
+        Pack<C, kChunk> chunk;
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) chunk.values[k] = values[c * kChunk + k];
+        *slot = chunk;
+      } else {
+        const Pack<C, kChunk> chunk = *slot;
+#pragma unroll
+        for (int k = 0; k < kChunk; ++k) values[c * kChunk + k] = chunk.values[k];
+      }
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < PACK; ++k) {
+      if (store) {
+        cache[k] = values[k];
+      } else {
+        values[k] = cache[k];
+      }
+    }
+  }
+}
+
+template <int OP, typename T, int PACK, bool CACHED>
 __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __restrict__ output,
                                            const long long* __restrict__ offsets, long long rows,
-                                           int width, int op, double eps,
+                                           int width, double eps,
                                            const typename Compute<T>::type* __restrict__ weight,
                                            const typename Compute<T>::type* __restrict__ bias) {
   using C = typename Compute<T>::type;
@@ -339,15 +402,12 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
     // Reads pack i of the row (from the cache after the first pass when CACHED).
     auto load = [&](int col, C (&values)[PACK], bool first) {
       if (CACHED && !first) {
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) values[k] = cache[col + k];
+        cache_access<C, PACK>(cache + col, values, false);
       } else {
         const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) {
-          values[k] = widen(pack.values[k]);
-          if (CACHED) cache[col + k] = values[k];
-        }
+        for (int k = 0; k < PACK; ++k) values[k] = widen(pack.values[k]);
+        if (CACHED) cache_access<C, PACK>(cache + col, values, true);
       }
     };
     auto store = [&](int col, const C (&values)[PACK]) {
@@ -363,9 +423,9 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
     };
 
     C values[PACK];
-    if (op == kRmsNorm || op == kL2Normalize || op == kLayerNorm) {
+    if (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
       C shift = 0, mean = 0, squares = 0;
-      if (op == kLayerNorm) {
+      if (OP == kLayerNorm) {
         shift = widen(in[0]);
         C sum = 0;
         for (int col = threadIdx.x * PACK; col < n; col += step) {
@@ -392,25 +452,25 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
         }
         squares = block_reduce<C, false>(squares, scratch);
       }
-      const double eps_floor = op == kL2Normalize ? 0x1p-40 : 0x1p-60;
+      const double eps_floor = OP == kL2Normalize ? 0x1p-40 : 0x1p-60;
       const bool sum_ok =
-          op != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
+          OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
       if (sum_ok && safe_squares(squares, eps, eps_floor)) {
-        const C scale = op == kRmsNorm     ? C(1) / sqrt_c(squares / n + epsilon)
-                        : op == kLayerNorm ? C(1) / sqrt_c(squares / n + epsilon)
+        const C scale = OP == kRmsNorm     ? C(1) / sqrt_c(squares / n + epsilon)
+                        : OP == kLayerNorm ? C(1) / sqrt_c(squares / n + epsilon)
                                            : C(1) / max_nan(sqrt_c(squares), epsilon);
         for (int col = threadIdx.x * PACK; col < n; col += step) {
           load(col, values, false);
 #pragma unroll
           for (int k = 0; k < PACK; ++k) {
-            values[k] = op == kLayerNorm ? (values[k] - shift - mean) * scale : values[k] * scale;
+            values[k] = OP == kLayerNorm ? (values[k] - shift - mean) * scale : values[k] * scale;
           }
           store(col, values);
         }
       } else {
         // Rare: recompute the row's statistics in double, then round each output once.
         double offset = 0;
-        if (op == kLayerNorm) {
+        if (OP == kLayerNorm) {
           double sum = 0;
           for (int col = threadIdx.x * PACK; col < n; col += step) {
             load(col, values, false);
@@ -429,7 +489,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
           }
         }
         exact = block_reduce<double, false>(exact, scratch_double);
-        const double scale = op == kL2Normalize ? 1.0 / fmax(sqrt(exact), eps)
+        const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(exact), eps)
                                                 : 1.0 / sqrt(exact / n + eps);
         for (int col = threadIdx.x * PACK; col < n; col += step) {
           load(col, values, false);
@@ -461,7 +521,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
         load(col, values, false);
 #pragma unroll
         for (int k = 0; k < PACK; ++k) {
-          values[k] = op == kSoftmax ? exp_c(values[k] - maximum) * inverse
+          values[k] = OP == kSoftmax ? exp_c(values[k] - maximum) * inverse
                                      : values[k] - maximum - log_sum;
         }
         store(col, values);
@@ -478,56 +538,67 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
 
 #define EMBEDNORM_SIGNATURE(T)                                                                  \
   (const T* input, T* output, const long long* offsets, long long rows, int width, int group,   \
-   int op, double eps, const Compute<T>::type* weight, const Compute<T>::type* bias)
+   double eps, const Compute<T>::type* weight, const Compute<T>::type* bias)
 
-#define EMBEDNORM_WARP(NAME, T, PACK, PACKS)                                                    \
+// Rows a lane holds at once: enough for 16 values in flight, at most 4.
+#define EMBEDNORM_ROWS(COLS) ((COLS) <= 4 ? 4 : (COLS) <= 8 ? 2 : 1)
+
+#define EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, PACKS)                                       \
   extern "C" __global__ void __launch_bounds__(256)                                             \
-      embednorm_warp_##NAME##_p##PACK##_c##PACKS EMBEDNORM_SIGNATURE(T) {                       \
-    warp_rows<T, PACK, PACKS>(input, output, offsets, rows, width, group, op, eps, weight, bias); \
+      embednorm_warp_##OP_NAME##_##NAME##_p##PACK##_c##PACKS EMBEDNORM_SIGNATURE(T) {           \
+    warp_rows<OP, T, PACK, PACKS, EMBEDNORM_ROWS(PACK * PACKS)>(input, output, offsets, rows,   \
+                                                                 width, group, eps, weight,     \
+                                                                 bias);                         \
   }
 
-#define EMBEDNORM_BLOCK(NAME, T, PACK)                                                          \
+#define EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                             \
   extern "C" __global__ void __launch_bounds__(1024)                                            \
-      embednorm_block_##NAME##_p##PACK##_cached EMBEDNORM_SIGNATURE(T) {                        \
+      embednorm_block_##OP_NAME##_##NAME##_p##PACK##_cached EMBEDNORM_SIGNATURE(T) {            \
     (void)group;                                                                                \
-    block_rows<T, PACK, true>(input, output, offsets, rows, width, op, eps, weight, bias);      \
+    block_rows<OP, T, PACK, true>(input, output, offsets, rows, width, eps, weight, bias);      \
   }                                                                                             \
   extern "C" __global__ void __launch_bounds__(1024)                                            \
-      embednorm_block_##NAME##_p##PACK##_uncached EMBEDNORM_SIGNATURE(T) {                      \
+      embednorm_block_##OP_NAME##_##NAME##_p##PACK##_uncached EMBEDNORM_SIGNATURE(T) {          \
     (void)group;                                                                                \
-    block_rows<T, PACK, false>(input, output, offsets, rows, width, op, eps, weight, bias);     \
+    block_rows<OP, T, PACK, false>(input, output, offsets, rows, width, eps, weight, bias);     \
   }
 
-// Scalar variants (any width, any alignment): up to 32 elements per lane.
-#define EMBEDNORM_SCALAR(NAME, T)                                                               \
-  EMBEDNORM_WARP(NAME, T, 1, 1)                                                                 \
-  EMBEDNORM_WARP(NAME, T, 1, 2)                                                                 \
-  EMBEDNORM_WARP(NAME, T, 1, 4)                                                                 \
-  EMBEDNORM_WARP(NAME, T, 1, 8)                                                                 \
-  EMBEDNORM_WARP(NAME, T, 1, 16)                                                                \
-  EMBEDNORM_WARP(NAME, T, 1, 32)                                                                \
-  EMBEDNORM_BLOCK(NAME, T, 1)
+// Scalar variants (any width, any alignment): up to 8 elements per lane (wider unaligned rows go
+// to the block path).
+#define EMBEDNORM_SCALAR(OP_NAME, OP, NAME, T)                                                  \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 1, 1)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 1, 2)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 1, 4)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 1, 8)                                                    \
+  EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, 1)
 
-// 16-byte variants: up to 8 packs per lane.
-#define EMBEDNORM_VECTOR(NAME, T, PACK)                                                         \
-  EMBEDNORM_WARP(NAME, T, PACK, 1)                                                              \
-  EMBEDNORM_WARP(NAME, T, PACK, 2)                                                              \
-  EMBEDNORM_WARP(NAME, T, PACK, 4)                                                              \
-  EMBEDNORM_WARP(NAME, T, PACK, 8)                                                              \
-  EMBEDNORM_BLOCK(NAME, T, PACK)
+// 16-byte variants of 4- and 8-byte types: up to 8 packs per lane.
+#define EMBEDNORM_VECTOR(OP_NAME, OP, NAME, T, PACK)                                            \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 1)                                                 \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 2)                                                 \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 4)                                                 \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 8)                                                 \
+  EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)
 
-// 16-byte variants for 2-byte types: 8 elements a pack, so up to 4 packs per lane.
-#define EMBEDNORM_VECTOR16(NAME, T)                                                             \
-  EMBEDNORM_WARP(NAME, T, 8, 1)                                                                 \
-  EMBEDNORM_WARP(NAME, T, 8, 2)                                                                 \
-  EMBEDNORM_WARP(NAME, T, 8, 4)                                                                 \
-  EMBEDNORM_BLOCK(NAME, T, 8)
+// 16-byte variants of 2-byte types: 8 elements a pack, so up to 4 packs per lane.
+#define EMBEDNORM_VECTOR16(OP_NAME, OP, NAME, T)                                                \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 1)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 2)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 4)                                                    \
+  EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, 8)
 
-EMBEDNORM_SCALAR(f32, float)
-EMBEDNORM_VECTOR(f32, float, 4)
-EMBEDNORM_SCALAR(f16, __half)
-EMBEDNORM_VECTOR16(f16, __half)
-EMBEDNORM_SCALAR(bf16, __nv_bfloat16)
-EMBEDNORM_VECTOR16(bf16, __nv_bfloat16)
-EMBEDNORM_SCALAR(f64, double)
-EMBEDNORM_VECTOR(f64, double, 2)
+#define EMBEDNORM_OP(OP_NAME, OP)                                                               \
+  EMBEDNORM_SCALAR(OP_NAME, OP, f32, float)                                                     \
+  EMBEDNORM_VECTOR(OP_NAME, OP, f32, float, 4)                                                  \
+  EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
+  EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \
+  EMBEDNORM_SCALAR(OP_NAME, OP, bf16, __nv_bfloat16)                                            \
+  EMBEDNORM_VECTOR16(OP_NAME, OP, bf16, __nv_bfloat16)                                          \
+  EMBEDNORM_SCALAR(OP_NAME, OP, f64, double)                                                    \
+  EMBEDNORM_VECTOR(OP_NAME, OP, f64, double, 2)
+
+EMBEDNORM_OP(rms_norm, kRmsNorm)
+EMBEDNORM_OP(layer_norm, kLayerNorm)
+EMBEDNORM_OP(softmax, kSoftmax)
+EMBEDNORM_OP(log_softmax, kLogSoftmax)
+EMBEDNORM_OP(l2_normalize, kL2Normalize)

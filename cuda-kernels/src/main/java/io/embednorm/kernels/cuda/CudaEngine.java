@@ -11,6 +11,7 @@ import io.embednorm.kernels.Device;
 import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
+import io.embednorm.kernels.Op;
 import io.embednorm.kernels.RowBatch;
 import java.nio.ByteBuffer;
 import jcuda.Pointer;
@@ -68,9 +69,9 @@ public final class CudaEngine implements NormalizationEngine {
   }
 
   /** The kernel and launch shape a batch of this type and widest row would get. */
-  public LaunchPlan plan(ElementType type, int maxWidth, long rows, boolean vectorizable) {
+  public LaunchPlan plan(Op op, ElementType type, int maxWidth, long rows, boolean vectorizable) {
     context.makeCurrent();
-    return LaunchPlan.plan(type, maxWidth, rows, vectorizable, context, module);
+    return LaunchPlan.plan(op, type, maxWidth, rows, vectorizable, context, module);
   }
 
   @Override
@@ -109,7 +110,8 @@ public final class CudaEngine implements NormalizationEngine {
       if (poisonOutputs) {
         cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
       }
-      LaunchPlan plan = LaunchPlan.plan(type, maxWidth, rows, vectorizable, context, module);
+      LaunchPlan plan =
+          LaunchPlan.plan(normalization.op(), type, maxWidth, rows, vectorizable, context, module);
       CudaLauncher.launch(
           plan,
           module,

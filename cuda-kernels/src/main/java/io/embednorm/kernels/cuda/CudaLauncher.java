@@ -46,7 +46,6 @@ final class CudaLauncher {
             Pointer.to(new long[] {rows}),
             Pointer.to(new int[] {width}),
             Pointer.to(new int[] {plan.group()}),
-            Pointer.to(new int[] {normalization.op().ordinal()}),
             Pointer.to(new double[] {epsilon}),
             Pointer.to(weight),
             Pointer.to(bias));

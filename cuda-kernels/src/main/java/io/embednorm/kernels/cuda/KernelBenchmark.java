@@ -51,6 +51,12 @@ public final class KernelBenchmark {
     List<Op> ops = List.of(Op.values());
     double gib = 1;
     int repeats = 30;
+    boolean alternatives = false;
+    List<String> options = new ArrayList<>(Arrays.asList(args));
+    if (options.remove("--alternatives")) {
+      alternatives = true;
+    }
+    args = options.toArray(new String[0]);
     for (int i = 0; i + 1 < args.length; i += 2) {
       String value = args[i + 1];
       switch (args[i]) {
@@ -86,6 +92,16 @@ public final class KernelBenchmark {
     }
     List<String> table = new ArrayList<>();
     table.add(header.toString());
+    if (alternatives) {
+      for (ElementType type : types) {
+        for (int width : widths) {
+          for (Op op : ops) {
+            System.out.println(compareAlternatives(context, module, type, width, op, gib, repeats));
+          }
+        }
+      }
+      return;
+    }
     for (ElementType type : types) {
       for (int width : widths) {
         table.add(measure(context, module, type, width, ops, gib, repeats));
@@ -130,8 +146,10 @@ public final class KernelBenchmark {
                   rows,
                   copyGbs));
       boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
-      LaunchPlan plan = LaunchPlan.plan(type, width, rows, vectorizable, context, module);
+      LaunchPlan plan = null;
       for (Op op : ops) {
+        plan = LaunchPlan.plan(op, type, width, rows, vectorizable, context, module);
+        LaunchPlan planned = plan;
         Normalization normalization = Normalization.of(op);
         double milliseconds =
             median(
@@ -139,7 +157,7 @@ public final class KernelBenchmark {
                 repeats,
                 () ->
                     CudaLauncher.launch(
-                        plan,
+                        planned,
                         module,
                         stream,
                         normalization,
@@ -165,6 +183,122 @@ public final class KernelBenchmark {
     } finally {
       jcuda.driver.JCudaDriver.cuStreamDestroy(stream);
     }
+  }
+
+  /** Times every plan that can run this width and names the fastest, next to the planner's. */
+  private static String compareAlternatives(
+      CudaContext context,
+      KernelModule module,
+      ElementType type,
+      int width,
+      Op op,
+      double gib,
+      int repeats) {
+    long rows = Math.max(1, (long) (gib * (1L << 30) / ((long) width * type.byteWidth())));
+    long bytes = rows * width * type.byteWidth();
+    boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
+    int pack = vectorizable ? LaunchPlan.vectorWidth(type) : 1;
+    String stem = LaunchPlan.kernelStem(op, type);
+    List<LaunchPlan> plans = new ArrayList<>();
+    plans.add(LaunchPlan.plan(op, type, width, rows, vectorizable, context, module));
+    int packsPerRow = (width + pack - 1) / pack;
+    for (int block : new int[] {128, 256, 512, 1024}) {
+      if ((long) block * pack > 8L * width && block > 128) {
+        continue;
+      }
+      int cacheBytes = width * (type == ElementType.FLOAT64 ? 8 : 4);
+      String cached = "embednorm_block_" + stem + "_p" + pack + "_cached";
+      if (cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
+        int active = LaunchPlan.occupancy(module, cached, block, cacheBytes);
+        if (active > 0) {
+          plans.add(
+              new LaunchPlan(
+                  cached,
+                  "block-cached",
+                  LaunchPlan.grid(rows, active, context),
+                  block,
+                  cacheBytes,
+                  1,
+                  pack));
+        }
+      }
+      String uncached = "embednorm_block_" + stem + "_p" + pack + "_uncached";
+      int active = Math.max(1, LaunchPlan.occupancy(module, uncached, block, 0));
+      plans.add(
+          new LaunchPlan(
+              uncached,
+              "block-uncached",
+              LaunchPlan.grid(rows, active, context),
+              block,
+              0,
+              1,
+              pack));
+    }
+    CUstream stream = new CUstream();
+    cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    StringBuilder line = new StringBuilder();
+    try (DeviceBuffer input = new DeviceBuffer(bytes, "benchmark input");
+        DeviceBuffer output = new DeviceBuffer(bytes, "benchmark output")) {
+      fillRandom(input, bytes, type);
+      double copy =
+          2.0
+              * bytes
+              / median(
+                  stream,
+                  repeats,
+                  () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream))
+              / 1e6;
+      Normalization normalization = Normalization.of(op);
+      double best = 0;
+      String bestName = "";
+      double planned = 0;
+      for (LaunchPlan plan : plans) {
+        double gbs =
+            2.0
+                * bytes
+                / median(
+                    stream,
+                    repeats,
+                    () ->
+                        CudaLauncher.launch(
+                            plan,
+                            module,
+                            stream,
+                            normalization,
+                            input.pointer(),
+                            output.pointer(),
+                            new CUdeviceptr(),
+                            rows,
+                            width,
+                            new CUdeviceptr(),
+                            new CUdeviceptr()))
+                / 1e6;
+        if (planned == 0) {
+          planned = gbs;
+        }
+        if (gbs > best) {
+          best = gbs;
+          bestName = plan.path() + " block " + plan.block() + " group " + plan.group();
+        }
+      }
+      line.append(
+          String.format(
+              Locale.ROOT,
+              "%-5s %6d %-13s copy %5.0f  planned %5.0f (%3.0f%%) %-14s best %5.0f (%3.0f%%) %s",
+              LaunchPlan.typeName(type),
+              width,
+              op.sqlName(),
+              copy,
+              planned,
+              100 * planned / copy,
+              plans.get(0).path(),
+              best,
+              100 * best / copy,
+              bestName));
+    } finally {
+      jcuda.driver.JCudaDriver.cuStreamDestroy(stream);
+    }
+    return line.toString();
   }
 
   /** The median time in milliseconds of {@code work} on {@code stream}, after warm-up. */

@@ -3,6 +3,7 @@ package io.embednorm.kernels.cuda;
 import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
 import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.Op;
 
 /**
  * Which kernel runs a batch and how it is launched: chosen by row width (DESIGN.md §5). Narrow rows
@@ -41,6 +42,22 @@ public record LaunchPlan(
     return 16 / type.byteWidth();
   }
 
+  /** The most packs a lane holds on the warp path: wider rows go to the block path. */
+  static int maxWarpPacks(ElementType type, int pack) {
+    return pack == 1 ? 8 : (type.byteWidth() == 2 ? 4 : 8);
+  }
+
+  /** Rows a lane holds at once on the warp path (EMBEDNORM_ROWS in the kernels). */
+  static int rowsPerLane(int pack, int packs) {
+    int columns = pack * packs;
+    return columns <= 4 ? 4 : columns <= 8 ? 2 : 1;
+  }
+
+  /** The kernel's name prefix for an op and type, e.g. {@code rms_norm_f32}. */
+  static String kernelStem(Op op, ElementType type) {
+    return op.sqlName() + "_" + typeName(type);
+  }
+
   /**
    * Plans a launch over {@code rows} rows at most {@code maxWidth} wide (at least 1).
    *
@@ -48,21 +65,22 @@ public record LaunchPlan(
    *     {@link #vectorWidth}
    */
   static LaunchPlan plan(
+      Op op,
       ElementType type,
       int maxWidth,
       long rows,
       boolean vectorizable,
       CudaContext context,
       KernelModule module) {
-    String name = typeName(type);
+    String name = kernelStem(op, type);
     int pack = vectorizable ? vectorWidth(type) : 1;
-    int maxPacks = pack == 1 ? 32 : (type.byteWidth() == 2 ? 4 : 8);
+    int maxPacks = maxWarpPacks(type, pack);
     int packsPerRow = ceilDiv(maxWidth, pack);
     if (packsPerRow <= 32 * maxPacks) {
       int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
       int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
-      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group);
+      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(pack, packs);
       int grid =
           grid(ceilDiv(rows, rowsPerBlock), occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);
@@ -84,12 +102,12 @@ public record LaunchPlan(
         uncached, "block-uncached", grid(rows, active, context), block, 0, 1, pack);
   }
 
-  private static int grid(long blocksNeeded, int activePerMultiprocessor, CudaContext context) {
+  static int grid(long blocksNeeded, int activePerMultiprocessor, CudaContext context) {
     long resident = (long) Math.max(1, activePerMultiprocessor) * context.multiprocessors();
     return (int) Math.max(1, Math.min(blocksNeeded, resident));
   }
 
-  private static int occupancy(KernelModule module, String kernel, int block, int sharedBytes) {
+  static int occupancy(KernelModule module, String kernel, int block, int sharedBytes) {
     int[] blocks = new int[1];
     cuOccupancyMaxActiveBlocksPerMultiprocessor(
         blocks, module.function(kernel), block, sharedBytes);

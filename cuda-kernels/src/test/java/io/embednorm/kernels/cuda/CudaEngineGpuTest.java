@@ -112,7 +112,7 @@ class CudaEngineGpuTest {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
         Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
         double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
-        for (LaunchPlan plan : forcedPlans(type, width)) {
+        for (LaunchPlan plan : forcedPlans(op, type, width)) {
           Rows rows = Rows.fixed(type, values);
           launchOnDevice(context, module, plan, normalization, rows, 0);
           rows.assertMatchesReference(
@@ -137,7 +137,7 @@ class CudaEngineGpuTest {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, shift));
         Normalization normalization = Normalization.of(op);
         Rows rows = Rows.fixed(type, randomRows(random, RowDistribution.NORMAL, 19, width));
-        LaunchPlan plan = LaunchPlan.plan(type, width, 19, false, context, module);
+        LaunchPlan plan = LaunchPlan.plan(op, type, width, 19, false, context, module);
         assertThat(plan.pack()).isEqualTo(1);
         launchOnDevice(context, module, plan, normalization, rows, shift);
         rows.assertMatchesReference(
@@ -224,7 +224,8 @@ class CudaEngineGpuTest {
         DeviceBuffer output = new DeviceBuffer(bytes, "output")) {
       cuMemsetD32(input.pointer(), Float.floatToRawIntBits(-2.5f), rows * width);
       cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
-      LaunchPlan plan = LaunchPlan.plan(ElementType.FLOAT32, width, rows, true, context, module);
+      LaunchPlan plan =
+          LaunchPlan.plan(Op.L2_NORMALIZE, ElementType.FLOAT32, width, rows, true, context, module);
       CudaLauncher.launch(
           plan,
           module,
@@ -255,12 +256,12 @@ class CudaEngineGpuTest {
   }
 
   /** Every path that can run a row of {@code width}: warp, cached and uncached block, 1 or 16 B. */
-  private static List<LaunchPlan> forcedPlans(ElementType type, int width) {
+  private static List<LaunchPlan> forcedPlans(Op op, ElementType type, int width) {
     List<LaunchPlan> plans = new ArrayList<>();
-    String name = LaunchPlan.typeName(type);
+    String name = LaunchPlan.kernelStem(op, type);
     int vector = LaunchPlan.vectorWidth(type);
     for (int pack : width % vector == 0 ? new int[] {1, vector} : new int[] {1}) {
-      int maxPacks = pack == 1 ? 32 : (type.byteWidth() == 2 ? 4 : 8);
+      int maxPacks = LaunchPlan.maxWarpPacks(type, pack);
       int packsPerRow = (width + pack - 1) / pack;
       if (packsPerRow <= 32 * maxPacks) {
         int group = packsPerRow <= 32 ? LaunchPlan.nextPowerOfTwo(packsPerRow) : 32;
