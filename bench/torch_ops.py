@@ -68,6 +68,8 @@ def main():
                 eager_ms = median_ms(lambda: op(x))
                 row[f"{name}_eager_gbs"] = moved / eager_ms / 1e6
                 if not args.no_compile:
+                    # A fresh compile per shape: past Dynamo's recompile limit it silently runs eager.
+                    torch._dynamo.reset()
                     compiled = torch.compile(op, dynamic=False)
                     compiled_ms = median_ms(lambda: compiled(x))
                     row[f"{name}_compile_gbs"] = moved / compiled_ms / 1e6

@@ -378,6 +378,10 @@ __device__ __forceinline__ void cache_access(C* cache, C (&values)[PACK], bool s
   }
 }
 
+// A block per row. With PACK > 1 each row is read as a scalar head up to its first 16-byte
+// boundary, 16-byte packs, and a scalar tail, so any width and any row start gets 16-byte
+// accesses (input and output must share their alignment modulo 16; the host checks). The cache
+// is offset so that the packs stay 16-byte aligned in shared memory too.
 template <int OP, typename T, int PACK, bool CACHED>
 __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __restrict__ output,
                                            const long long* __restrict__ offsets, long long rows,
@@ -386,10 +390,8 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
                                            const typename Compute<T>::type* __restrict__ bias) {
   using C = typename Compute<T>::type;
   extern __shared__ __align__(16) unsigned char shared_bytes[];
-  C* cache = reinterpret_cast<C*>(shared_bytes);
   __shared__ C scratch[32];
   __shared__ double scratch_double[32];
-  const int step = blockDim.x * PACK;
   const C epsilon = static_cast<C>(eps);
 
   for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
@@ -398,134 +400,144 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
     if (n == 0) continue;
     const T* in = input + start;
     T* out = output + start;
+    const int misaligned =
+        PACK > 1 ? static_cast<int>((reinterpret_cast<unsigned long long>(in) & 15) / sizeof(T))
+                 : 0;
+    const int head = min(n, (PACK - misaligned) % PACK);
+    const int body = (n - head) / PACK;
+    const int tail_start = head + body * PACK;
+    const int tail = n - tail_start;
+    C* cache = reinterpret_cast<C*>(shared_bytes) + (PACK - head % PACK) % PACK;
 
-    // Reads pack i of the row (from the cache after the first pass when CACHED).
-    auto load = [&](int col, C (&values)[PACK], bool first) {
+    // Reads N elements at col (from the cache after the first pass when CACHED).
+    auto load = [&](int col, auto& values, bool first) {
+      constexpr int N = sizeof(values) / sizeof(values[0]);
       if (CACHED && !first) {
-        cache_access<C, PACK>(cache + col, values, false);
+        cache_access<C, N>(cache + col, values, false);
       } else {
-        const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
+        const Pack<T, N> pack = *reinterpret_cast<const Pack<T, N>*>(in + col);
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) values[k] = widen(pack.values[k]);
-        if (CACHED) cache_access<C, PACK>(cache + col, values, true);
+        for (int k = 0; k < N; ++k) values[k] = widen(pack.values[k]);
+        if (CACHED) cache_access<C, N>(cache + col, values, true);
       }
     };
-    auto store = [&](int col, const C (&values)[PACK]) {
-      Pack<T, PACK> pack;
+    auto store = [&](int col, auto& values) {
+      constexpr int N = sizeof(values) / sizeof(values[0]);
+      Pack<T, N> pack;
 #pragma unroll
-      for (int k = 0; k < PACK; ++k) {
+      for (int k = 0; k < N; ++k) {
         C value = values[k];
         if (weight != nullptr) value *= weight[col + k];
         if (bias != nullptr) value += bias[col + k];
         pack.values[k] = narrow<T>(value);
       }
-      *reinterpret_cast<Pack<T, PACK>*>(out + col) = pack;
+      *reinterpret_cast<Pack<T, N>*>(out + col) = pack;
+    };
+    // Calls visit(col, values) for this thread's packs, then its head and tail elements.
+    auto for_each = [&](auto&& visit) {
+      for (int i = threadIdx.x; i < body; i += blockDim.x) {
+        C values[PACK];
+        visit(head + i * PACK, values);
+      }
+      if (threadIdx.x < head) {
+        C values[1];
+        visit(static_cast<int>(threadIdx.x), values);
+      }
+      if (threadIdx.x < tail) {
+        C values[1];
+        visit(tail_start + static_cast<int>(threadIdx.x), values);
+      }
     };
 
-    C values[PACK];
-    if (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
       C shift = 0, mean = 0, squares = 0;
-      if (OP == kLayerNorm) {
+      if constexpr (OP == kLayerNorm) {
         shift = widen(in[0]);
         C sum = 0;
-        for (int col = threadIdx.x * PACK; col < n; col += step) {
+        for_each([&](int col, auto& values) {
           load(col, values, true);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) sum += values[k] - shift;
-        }
-        sum = block_reduce<C, false>(sum, scratch);
-        mean = sum / n;
-        for (int col = threadIdx.x * PACK; col < n; col += step) {
+          for (C value : values) sum += value - shift;
+        });
+        mean = block_reduce<C, false>(sum, scratch) / n;
+        for_each([&](int col, auto& values) {
           load(col, values, false);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            const C centered = values[k] - shift - mean;
+          for (C value : values) {
+            const C centered = (value - shift) - mean;
             squares += centered * centered;
           }
-        }
-        squares = block_reduce<C, false>(squares, scratch);
+        });
       } else {
-        for (int col = threadIdx.x * PACK; col < n; col += step) {
+        for_each([&](int col, auto& values) {
           load(col, values, true);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) squares += values[k] * values[k];
-        }
-        squares = block_reduce<C, false>(squares, scratch);
+          for (C value : values) squares += value * value;
+        });
       }
+      squares = block_reduce<C, false>(squares, scratch);
       const double eps_floor = OP == kL2Normalize ? 0x1p-40 : 0x1p-60;
       const bool sum_ok =
           OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
       if (sum_ok && safe_squares(squares, eps, eps_floor)) {
-        const C scale = OP == kRmsNorm     ? C(1) / sqrt_c(squares / n + epsilon)
-                        : OP == kLayerNorm ? C(1) / sqrt_c(squares / n + epsilon)
-                                           : C(1) / max_nan(sqrt_c(squares), epsilon);
-        for (int col = threadIdx.x * PACK; col < n; col += step) {
+        const C scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
+                                           : C(1) / sqrt_c(squares / n + epsilon);
+        for_each([&](int col, auto& values) {
           load(col, values, false);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            values[k] = OP == kLayerNorm ? (values[k] - shift - mean) * scale : values[k] * scale;
+          for (C& value : values) {
+            value = OP == kLayerNorm ? ((value - shift) - mean) * scale : value * scale;
           }
           store(col, values);
-        }
+        });
       } else {
         // Rare: recompute the row's statistics in double, then round each output once.
         double offset = 0;
-        if (OP == kLayerNorm) {
+        if constexpr (OP == kLayerNorm) {
           double sum = 0;
-          for (int col = threadIdx.x * PACK; col < n; col += step) {
+          for_each([&](int col, auto& values) {
             load(col, values, false);
-#pragma unroll
-            for (int k = 0; k < PACK; ++k) sum += static_cast<double>(values[k]) - shift;
-          }
+            for (C value : values) sum += static_cast<double>(value) - shift;
+          });
           offset = static_cast<double>(shift) + block_reduce<double, false>(sum, scratch_double) / n;
         }
         double exact = 0;
-        for (int col = threadIdx.x * PACK; col < n; col += step) {
+        for_each([&](int col, auto& values) {
           load(col, values, false);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            const double centered = static_cast<double>(values[k]) - offset;
+          for (C value : values) {
+            const double centered = static_cast<double>(value) - offset;
             exact += centered * centered;
           }
-        }
+        });
         exact = block_reduce<double, false>(exact, scratch_double);
         const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(exact), eps)
                                                 : 1.0 / sqrt(exact / n + eps);
-        for (int col = threadIdx.x * PACK; col < n; col += step) {
+        for_each([&](int col, auto& values) {
           load(col, values, false);
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            values[k] = static_cast<C>((static_cast<double>(values[k]) - offset) * scale);
+          for (C& value : values) {
+            value = static_cast<C>((static_cast<double>(value) - offset) * scale);
           }
           store(col, values);
-        }
+        });
       }
     } else {
       C maximum = -INFINITY;
-      for (int col = threadIdx.x * PACK; col < n; col += step) {
+      for_each([&](int col, auto& values) {
         load(col, values, true);
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) maximum = max_nan(maximum, values[k]);
-      }
+        for (C value : values) maximum = max_nan(maximum, value);
+      });
       maximum = block_reduce<C, true>(maximum, scratch);
       C sum = 0;
-      for (int col = threadIdx.x * PACK; col < n; col += step) {
+      for_each([&](int col, auto& values) {
         load(col, values, false);
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) sum += exp_c(values[k] - maximum);
-      }
+        for (C value : values) sum += exp_c(value - maximum);
+      });
       sum = block_reduce<C, false>(sum, scratch);
       const C inverse = C(1) / sum;
       const C log_sum = log_c(sum);
-      for (int col = threadIdx.x * PACK; col < n; col += step) {
+      for_each([&](int col, auto& values) {
         load(col, values, false);
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) {
-          values[k] = OP == kSoftmax ? exp_c(values[k] - maximum) * inverse
-                                     : values[k] - maximum - log_sum;
+        for (C& value : values) {
+          value = OP == kSoftmax ? exp_c(value - maximum) * inverse : (value - maximum) - log_sum;
         }
         store(col, values);
-      }
+      });
     }
     __syncthreads();  // the cache is rewritten by the block's next row
   }
@@ -540,15 +552,19 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   (const T* input, T* output, const long long* offsets, long long rows, int width, int group,   \
    double eps, const Compute<T>::type* weight, const Compute<T>::type* bias)
 
-// Rows a lane holds at once: enough for 16 values in flight, at most 4.
-#define EMBEDNORM_ROWS(COLS) ((COLS) <= 4 ? 4 : (COLS) <= 8 ? 2 : 1)
+// Rows a lane holds at once: enough for 16 values in flight, at most 4 (2 for LayerNorm, whose
+// extra per-row state would otherwise spill). LaunchPlan.rowsPerLane mirrors this.
+#define EMBEDNORM_ROWS(OP, COLS) \
+  ((COLS) <= 4 ? ((OP) == kLayerNorm ? 2 : 4) : (COLS) <= 8 ? 2 : 1)
+// Narrow variants are held to 64 registers (4 blocks of 256 per SM), wide ones to 128.
+#define EMBEDNORM_MIN_BLOCKS(COLS) ((COLS) <= 8 ? 4 : 2)
 
 #define EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, PACKS)                                       \
-  extern "C" __global__ void __launch_bounds__(256)                                             \
+  extern "C" __global__ void __launch_bounds__(256, EMBEDNORM_MIN_BLOCKS(PACK * PACKS))         \
       embednorm_warp_##OP_NAME##_##NAME##_p##PACK##_c##PACKS EMBEDNORM_SIGNATURE(T) {           \
-    warp_rows<OP, T, PACK, PACKS, EMBEDNORM_ROWS(PACK * PACKS)>(input, output, offsets, rows,   \
-                                                                 width, group, eps, weight,     \
-                                                                 bias);                         \
+    warp_rows<OP, T, PACK, PACKS, EMBEDNORM_ROWS(OP, PACK * PACKS)>(input, output, offsets,     \
+                                                                     rows, width, group, eps,   \
+                                                                     weight, bias);             \
   }
 
 #define EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                             \

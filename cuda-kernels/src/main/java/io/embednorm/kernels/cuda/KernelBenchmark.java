@@ -201,12 +201,12 @@ public final class KernelBenchmark {
     String stem = LaunchPlan.kernelStem(op, type);
     List<LaunchPlan> plans = new ArrayList<>();
     plans.add(LaunchPlan.plan(op, type, width, rows, vectorizable, context, module));
-    int packsPerRow = (width + pack - 1) / pack;
-    for (int block : new int[] {128, 256, 512, 1024}) {
-      if ((long) block * pack > 8L * width && block > 128) {
+    pack = LaunchPlan.vectorWidth(type);
+    for (int block : new int[] {64, 128, 256, 512, 1024}) {
+      if ((long) block * pack > 8L * width && block > 64) {
         continue;
       }
-      int cacheBytes = width * (type == ElementType.FLOAT64 ? 8 : 4);
+      int cacheBytes = (width + pack) * (type == ElementType.FLOAT64 ? 8 : 4);
       String cached = "embednorm_block_" + stem + "_p" + pack + "_cached";
       if (cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
         int active = LaunchPlan.occupancy(module, cached, block, cacheBytes);

@@ -48,9 +48,9 @@ public record LaunchPlan(
   }
 
   /** Rows a lane holds at once on the warp path (EMBEDNORM_ROWS in the kernels). */
-  static int rowsPerLane(int pack, int packs) {
+  static int rowsPerLane(Op op, int pack, int packs) {
     int columns = pack * packs;
-    return columns <= 4 ? 4 : columns <= 8 ? 2 : 1;
+    return columns <= 4 ? (op == Op.LAYER_NORM ? 2 : 4) : columns <= 8 ? 2 : 1;
   }
 
   /** The kernel's name prefix for an op and type, e.g. {@code rms_norm_f32}. */
@@ -62,7 +62,8 @@ public record LaunchPlan(
    * Plans a launch over {@code rows} rows at most {@code maxWidth} wide (at least 1).
    *
    * @param vectorizable whether every row starts 16-byte aligned and every width is a multiple of
-   *     {@link #vectorWidth}
+   *     {@link #vectorWidth}: the warp path's condition for 16-byte access (the block path has it
+   *     at any alignment)
    */
   static LaunchPlan plan(
       Op op,
@@ -80,16 +81,31 @@ public record LaunchPlan(
       int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
       int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
-      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(pack, packs);
+      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, pack, packs);
       int grid =
           grid(ceilDiv(rows, rowsPerBlock), occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);
     }
-    int block = Math.max(128, Math.min(1024, nextPowerOfTwo(ceilDiv(packsPerRow, 4))));
+    // The block path reads 16-byte packs at any width and row start (scalar head and tail), given
+    // input and output aligned alike modulo 16, which every caller's device buffers are.
+    pack = vectorWidth(type);
+    packsPerRow = ceilDiv(maxWidth, pack);
+    // About 8 packs a thread, at least 128 threads (64 for rows under 256 packs); measured on an
+    // H200 (docs/PERFORMANCE.md).
+    int block =
+        Math.max(
+            packsPerRow < 256 ? 64 : 128, Math.min(1024, nextPowerOfTwo(ceilDiv(packsPerRow, 8))));
     String cached = "embednorm_block_" + name + "_p" + pack + "_cached";
     int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
-    long cacheBytes = (long) maxWidth * computeBytes;
-    if (cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
+    long cacheBytes = ((long) maxWidth + pack) * computeBytes;
+    // 2-byte rows cache as floats, twice their size: from 16384 wide (8192 for the softmaxes, and
+    // always for LayerNorm, whose passes read the cache three times) re-reading through L2
+    // measured faster than caching.
+    boolean softmax = op == Op.SOFTMAX || op == Op.LOG_SOFTMAX;
+    boolean preferUncached =
+        type.byteWidth() == 2
+            && (maxWidth >= 16384 || (softmax && maxWidth >= 8192) || op == Op.LAYER_NORM);
+    if (!preferUncached && cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
       int active = occupancy(module, cached, block, (int) cacheBytes);
       if (active > 0) {
         return new LaunchPlan(
