@@ -7,11 +7,17 @@
 set -euo pipefail
 source_file=$1
 output=$2
-nvcc=${NVCC:-$(command -v nvcc || true)}
-[ -n "$nvcc" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc; }
+if [ -n "${NVCC:-}" ]; then
+  nvcc=$NVCC
+  why="NVCC=$NVCC is not an executable"
+else
+  nvcc=$(command -v nvcc || true)
+  [ -n "$nvcc" ] || { [ -x /usr/local/cuda/bin/nvcc ] && nvcc=/usr/local/cuda/bin/nvcc; }
+  why="nvcc (CUDA 12 or newer) is neither on PATH nor in /usr/local/cuda/bin"
+fi
 if [ -z "$nvcc" ] || [ ! -x "$nvcc" ]; then
-  echo "embednorm: Cannot build the CUDA kernels: nvcc (CUDA 12 or newer) is not on PATH and NVCC is" >&2
-  echo "embednorm: not set. Install the CUDA toolkit, or build a CPU-only jar with -Dembednorm.cpuOnly." >&2
+  echo "embednorm: Cannot build the CUDA kernels: $why." >&2
+  echo "embednorm: Install the CUDA toolkit, or build a CPU-only jar with -Dembednorm.cpuOnly." >&2
   exit 1
 fi
 if [ -f "$output" ] && [ "$output" -nt "$source_file" ] && [ "$output" -nt "$0" ]; then
