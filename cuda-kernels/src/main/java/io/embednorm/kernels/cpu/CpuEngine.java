@@ -10,26 +10,82 @@ import io.embednorm.kernels.RowBatch;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.ShortBuffer;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * The CPU engine: reads each row of a {@link RowBatch} into a per-thread scratch array (a bulk
  * copy, converting float16/bfloat16 to float32), normalizes it with {@link CpuKernels}, and writes
- * it back (float16/bfloat16 rounded once). Holds no resources; {@link #close()} does nothing.
+ * it back (float16/bfloat16 rounded once).
+ *
+ * <p>Large batches are split into contiguous blocks of rows of about equal element counts, one per
+ * thread: the calling thread takes one block and a private pool of {@code threads − 1} daemon
+ * threads the others (created on the first such batch, shut down by {@link #close()}). Batches
+ * under {@link #ELEMENTS_PER_THREAD} elements per thread stay on the calling thread, where handing
+ * them over would cost more than it saves. Every row is computed alone, so its bits depend neither
+ * on the split nor on the thread count.
  *
  * <p>Weight and bias lengths are checked against every row before anything is written, so a batch
- * that fails leaves its output untouched.
+ * that fails leaves its output untouched. Thread-safe: several threads may share one engine.
  */
 public final class CpuEngine implements NormalizationEngine {
+  /**
+   * The fewest elements worth a thread of their own: 64 Ki elements (256 KiB of float32) take tens
+   * of microseconds, well above the cost of waking a pool thread.
+   */
+  static final long ELEMENTS_PER_THREAD = 1 << 16;
+
+  private final int threads;
+  private final RowPasses passes;
+  private final Object poolLock = new Object();
+  private ExecutorService pool;
+  private boolean closed;
+
+  /** An engine with one thread per available processor. */
+  public CpuEngine() {
+    this(Runtime.getRuntime().availableProcessors());
+  }
+
+  /**
+   * An engine that uses up to {@code threads} threads (the caller's included) for large batches.
+   *
+   * @throws IllegalArgumentException when {@code threads} is below 1
+   */
+  public CpuEngine(int threads) {
+    this(threads, RowPassSelection.DEFAULT);
+  }
+
+  /** With the given loops: tests run the scalar ones explicitly. */
+  CpuEngine(int threads, RowPasses passes) {
+    if (threads < 1) {
+      throw new IllegalArgumentException("A CPU engine needs at least 1 thread, not " + threads);
+    }
+    this.threads = threads;
+    this.passes = Objects.requireNonNull(passes, "passes");
+  }
+
+  /** The most threads one batch runs on. */
+  public int threads() {
+    return threads;
+  }
 
   @Override
   public Device device() {
     return Device.CPU;
   }
 
+  /** E.g. {@code cpu (java simd, 256-bit, 8 threads)} or {@code cpu (java scalar)}. */
   @Override
   public String description() {
-    return "cpu (java scalar)";
+    return "cpu (" + passes.description() + (threads > 1 ? ", " + threads + " threads" : "") + ")";
   }
 
   @Override
@@ -41,28 +97,130 @@ public final class CpuEngine implements NormalizationEngine {
         normalization.checkWidth(batch.firstRowIndex() + row, batch.rowWidth(row));
       }
     }
-    switch (batch.type()) {
-      case FLOAT32 -> normalizeFloat32(normalization, batch);
-      case FLOAT64 -> normalizeFloat64(normalization, batch);
-      case FLOAT16, BFLOAT16 -> normalizeSixteenBit(normalization, batch);
-      default -> throw new IllegalStateException("Unknown element type " + batch.type());
+    int blocks =
+        (int)
+            Math.min(
+                Math.min(threads, batch.rows()),
+                Math.max(1, batch.elementCount() / ELEMENTS_PER_THREAD));
+    ExecutorService executor = blocks > 1 ? pool() : null;
+    if (executor == null) {
+      normalizeRows(normalization, batch, 0, batch.rows());
+      return;
+    }
+    int[] boundaries = blockBoundaries(batch, blocks);
+    List<Future<?>> others = new ArrayList<>(blocks - 1);
+    try {
+      for (int block = 1; block < blocks; block++) {
+        int first = boundaries[block];
+        int end = boundaries[block + 1];
+        others.add(executor.submit(() -> normalizeRows(normalization, batch, first, end)));
+      }
+      normalizeRows(normalization, batch, boundaries[0], boundaries[1]);
+      for (Future<?> other : others) {
+        other.get();
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new CancellationException("Interrupted while normalizing a batch");
+    } catch (ExecutionException e) {
+      Throwable cause = e.getCause();
+      if (cause instanceof RuntimeException runtime) {
+        throw runtime;
+      }
+      if (cause instanceof Error error) {
+        throw error;
+      }
+      throw new IllegalStateException(cause);
+    } finally {
+      for (Future<?> other : others) {
+        other.cancel(false);
+      }
     }
   }
 
+  /** Shuts the pool down; the engine then runs every batch on the calling thread. */
   @Override
-  public void close() {}
+  public void close() {
+    synchronized (poolLock) {
+      closed = true;
+      if (pool != null) {
+        pool.shutdown();
+        pool = null;
+      }
+    }
+  }
 
   @Override
   public String toString() {
     return description();
   }
 
-  private static void normalizeFloat32(Normalization normalization, RowBatch batch) {
+  /** The pool, created on first use; null once closed. */
+  private ExecutorService pool() {
+    synchronized (poolLock) {
+      if (pool == null && !closed) {
+        AtomicInteger count = new AtomicInteger();
+        ThreadFactory factory =
+            runnable -> {
+              Thread thread = new Thread(runnable, "embednorm-cpu-" + count.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            };
+        pool = Executors.newFixedThreadPool(threads - 1, factory);
+      }
+      return pool;
+    }
+  }
+
+  /**
+   * {@code blocks + 1} row indices: block k is rows [b[k], b[k + 1]), each about an equal share of
+   * the batch's elements (ragged rows may differ in width), and never empty.
+   */
+  static int[] blockBoundaries(RowBatch batch, int blocks) {
+    int rows = batch.rows();
+    int[] boundaries = new int[blocks + 1];
+    boundaries[blocks] = rows;
+    long first = batch.rowStart(0);
+    long elements = batch.elementCount();
+    for (int block = 1; block < blocks; block++) {
+      long target = first + elements * block / blocks;
+      // The first row that starts at or after the target, at least one row after the previous
+      // boundary and leaving at least one row for each block after this one.
+      int low = boundaries[block - 1] + 1;
+      int high = rows - (blocks - block);
+      while (low < high) {
+        int middle = (low + high) >>> 1;
+        if (batch.rowStart(middle) < target) {
+          low = middle + 1;
+        } else {
+          high = middle;
+        }
+      }
+      // Or the row before it, when that start is nearer the target.
+      if (low > boundaries[block - 1] + 1
+          && target - batch.rowStart(low - 1) < batch.rowStart(low) - target) {
+        low--;
+      }
+      boundaries[block] = low;
+    }
+    return boundaries;
+  }
+
+  private void normalizeRows(Normalization normalization, RowBatch batch, int first, int end) {
+    switch (batch.type()) {
+      case FLOAT32 -> normalizeFloat32(normalization, batch, first, end);
+      case FLOAT64 -> normalizeFloat64(normalization, batch, first, end);
+      case FLOAT16, BFLOAT16 -> normalizeSixteenBit(normalization, batch, first, end);
+      default -> throw new IllegalStateException("Unknown element type " + batch.type());
+    }
+  }
+
+  private void normalizeFloat32(Normalization normalization, RowBatch batch, int first, int end) {
     // clear(): element indices count from index 0 of the buffer, whatever its position.
     FloatBuffer input = batch.input().clear().asFloatBuffer();
     FloatBuffer output = batch.output().clear().asFloatBuffer();
     RowScratch scratch = RowScratch.current();
-    for (int row = 0; row < batch.rows(); row++) {
+    for (int row = first; row < end; row++) {
       int width = batch.rowWidth(row);
       if (width == 0) {
         continue;
@@ -70,16 +228,16 @@ public final class CpuEngine implements NormalizationEngine {
       int start = Math.toIntExact(batch.rowStart(row));
       float[] values = scratch.floats(width);
       input.get(start, values, 0, width);
-      CpuKernels.normalizeRow(normalization, values, 0, values, 0, width);
+      CpuKernels.normalizeRow(passes, normalization, values, 0, values, 0, width);
       output.put(start, values, 0, width);
     }
   }
 
-  private static void normalizeFloat64(Normalization normalization, RowBatch batch) {
+  private void normalizeFloat64(Normalization normalization, RowBatch batch, int first, int end) {
     DoubleBuffer input = batch.input().clear().asDoubleBuffer();
     DoubleBuffer output = batch.output().clear().asDoubleBuffer();
     RowScratch scratch = RowScratch.current();
-    for (int row = 0; row < batch.rows(); row++) {
+    for (int row = first; row < end; row++) {
       int width = batch.rowWidth(row);
       if (width == 0) {
         continue;
@@ -87,18 +245,19 @@ public final class CpuEngine implements NormalizationEngine {
       int start = Math.toIntExact(batch.rowStart(row));
       double[] values = scratch.doubles(width);
       input.get(start, values, 0, width);
-      CpuKernels.normalizeRow(normalization, values, 0, values, 0, width);
+      CpuKernels.normalizeRow(passes, normalization, values, 0, values, 0, width);
       output.put(start, values, 0, width);
     }
   }
 
   /** float16 and bfloat16: load narrow, compute in float32, store narrow once. */
-  private static void normalizeSixteenBit(Normalization normalization, RowBatch batch) {
+  private void normalizeSixteenBit(
+      Normalization normalization, RowBatch batch, int first, int end) {
     boolean half = batch.type() == ElementType.FLOAT16;
     ShortBuffer input = batch.input().clear().asShortBuffer();
     ShortBuffer output = batch.output().clear().asShortBuffer();
     RowScratch scratch = RowScratch.current();
-    for (int row = 0; row < batch.rows(); row++) {
+    for (int row = first; row < end; row++) {
       int width = batch.rowWidth(row);
       if (width == 0) {
         continue;
@@ -112,7 +271,7 @@ public final class CpuEngine implements NormalizationEngine {
       } else {
         BFloat16.toFloats(bits, 0, values, 0, width);
       }
-      CpuKernels.normalizeRow(normalization, values, 0, values, 0, width);
+      CpuKernels.normalizeRow(passes, normalization, values, 0, values, 0, width);
       if (half) {
         Float16.fromFloats(values, 0, bits, 0, width);
       } else {

@@ -9,11 +9,18 @@ import java.util.Objects;
  * float64 for rows whose sums would overflow or underflow; float64 rows accumulate in float64.
  *
  * <p>A row's output bits depend only on the row and the normalization, so any batching gives the
- * same result. Thread-safe; allocates nothing per row (the float64 fallback uses per-thread
+ * same result. The loops run with the JDK Vector API where the JVM has it ({@code --add-modules
+ * jdk.incubator.vector}) and in plain Java otherwise; both give the same bits (see {@link
+ * RowPasses}). Thread-safe; allocates nothing per row (the float64 fallback uses per-thread
  * scratch).
  */
 public final class CpuKernels {
   private CpuKernels() {}
+
+  /** Which loops run in this JVM: {@code java simd, 256-bit} or {@code java scalar}. */
+  public static String implementation() {
+    return RowPassSelection.DEFAULT.description();
+  }
 
   /**
    * Normalizes {@code input[inputOffset, inputOffset + width)} into {@code output[outputOffset,
@@ -31,6 +38,19 @@ public final class CpuKernels {
       float[] output,
       int outputOffset,
       int width) {
+    normalizeRow(
+        RowPassSelection.DEFAULT, normalization, input, inputOffset, output, outputOffset, width);
+  }
+
+  /** As the public float32 method, with the given loops (tests run both). */
+  static void normalizeRow(
+      RowPasses passes,
+      Normalization normalization,
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width) {
     Objects.checkFromIndexSize(inputOffset, width, input.length);
     Objects.checkFromIndexSize(outputOffset, width, output.length);
     normalization.checkWidth(-1, width);
@@ -41,6 +61,7 @@ public final class CpuKernels {
     switch (normalization.op()) {
       case RMS_NORM ->
           FloatRowKernels.rmsNorm(
+              passes,
               input,
               inputOffset,
               output,
@@ -50,6 +71,7 @@ public final class CpuKernels {
               normalization.floatWeight());
       case LAYER_NORM ->
           FloatRowKernels.layerNorm(
+              passes,
               input,
               inputOffset,
               output,
@@ -58,17 +80,32 @@ public final class CpuKernels {
               epsilon,
               normalization.floatWeight(),
               normalization.floatBias());
-      case SOFTMAX -> FloatRowKernels.softmax(input, inputOffset, output, outputOffset, width);
+      case SOFTMAX ->
+          FloatRowKernels.softmax(passes, input, inputOffset, output, outputOffset, width);
       case LOG_SOFTMAX ->
-          FloatRowKernels.logSoftmax(input, inputOffset, output, outputOffset, width);
+          FloatRowKernels.logSoftmax(passes, input, inputOffset, output, outputOffset, width);
       case L2_NORMALIZE ->
-          FloatRowKernels.l2Normalize(input, inputOffset, output, outputOffset, width, epsilon);
+          FloatRowKernels.l2Normalize(
+              passes, input, inputOffset, output, outputOffset, width, epsilon);
       default -> throw new IllegalStateException("Unknown op " + normalization.op());
     }
   }
 
   /** As {@link #normalizeRow(Normalization, float[], int, float[], int, int)}, in float64. */
   public static void normalizeRow(
+      Normalization normalization,
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int width) {
+    normalizeRow(
+        RowPassSelection.DEFAULT, normalization, input, inputOffset, output, outputOffset, width);
+  }
+
+  /** As the public float64 method, with the given loops (tests run both). */
+  static void normalizeRow(
+      RowPasses passes,
       Normalization normalization,
       double[] input,
       int inputOffset,
@@ -85,9 +122,17 @@ public final class CpuKernels {
     switch (normalization.op()) {
       case RMS_NORM ->
           DoubleRowKernels.rmsNorm(
-              input, inputOffset, output, outputOffset, width, epsilon, normalization.weight());
+              passes,
+              input,
+              inputOffset,
+              output,
+              outputOffset,
+              width,
+              epsilon,
+              normalization.weight());
       case LAYER_NORM ->
           DoubleRowKernels.layerNorm(
+              passes,
               input,
               inputOffset,
               output,
@@ -96,11 +141,13 @@ public final class CpuKernels {
               epsilon,
               normalization.weight(),
               normalization.bias());
-      case SOFTMAX -> DoubleRowKernels.softmax(input, inputOffset, output, outputOffset, width);
+      case SOFTMAX ->
+          DoubleRowKernels.softmax(passes, input, inputOffset, output, outputOffset, width);
       case LOG_SOFTMAX ->
-          DoubleRowKernels.logSoftmax(input, inputOffset, output, outputOffset, width);
+          DoubleRowKernels.logSoftmax(passes, input, inputOffset, output, outputOffset, width);
       case L2_NORMALIZE ->
-          DoubleRowKernels.l2Normalize(input, inputOffset, output, outputOffset, width, epsilon);
+          DoubleRowKernels.l2Normalize(
+              passes, input, inputOffset, output, outputOffset, width, epsilon);
       default -> throw new IllegalStateException("Unknown op " + normalization.op());
     }
   }

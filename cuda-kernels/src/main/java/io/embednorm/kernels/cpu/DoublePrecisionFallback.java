@@ -10,6 +10,7 @@ final class DoublePrecisionFallback {
   private DoublePrecisionFallback() {}
 
   static void rmsNorm(
+      RowPasses passes,
       float[] input,
       int inputOffset,
       float[] output,
@@ -21,11 +22,12 @@ final class DoublePrecisionFallback {
     double[] values = widen(input, inputOffset, scratch.fallbackValues(width), width);
     double[] wideWeight =
         weight == null ? null : widen(weight, 0, scratch.fallbackWeight(width), width);
-    DoubleRowKernels.rmsNorm(values, 0, values, 0, width, epsilon, wideWeight);
+    DoubleRowKernels.rmsNorm(passes, values, 0, values, 0, width, epsilon, wideWeight);
     narrow(values, output, outputOffset, width);
   }
 
   static void layerNorm(
+      RowPasses passes,
       float[] input,
       int inputOffset,
       float[] output,
@@ -39,14 +41,20 @@ final class DoublePrecisionFallback {
     double[] wideGamma =
         gamma == null ? null : widen(gamma, 0, scratch.fallbackWeight(width), width);
     double[] wideBeta = beta == null ? null : widen(beta, 0, scratch.fallbackBias(width), width);
-    DoubleRowKernels.layerNorm(values, 0, values, 0, width, epsilon, wideGamma, wideBeta);
+    DoubleRowKernels.layerNorm(passes, values, 0, values, 0, width, epsilon, wideGamma, wideBeta);
     narrow(values, output, outputOffset, width);
   }
 
   static void l2Normalize(
-      float[] input, int inputOffset, float[] output, int outputOffset, int width, double epsilon) {
+      RowPasses passes,
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      double epsilon) {
     double[] values = widen(input, inputOffset, RowScratch.current().fallbackValues(width), width);
-    DoubleRowKernels.l2Normalize(values, 0, values, 0, width, epsilon);
+    DoubleRowKernels.l2Normalize(passes, values, 0, values, 0, width, epsilon);
     narrow(values, output, outputOffset, width);
   }
 

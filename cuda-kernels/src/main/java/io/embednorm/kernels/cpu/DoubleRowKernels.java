@@ -1,15 +1,17 @@
 package io.embednorm.kernels.cpu;
 
 /**
- * The five ops on a float64 row, accumulating in float64 (see {@link DoubleSums}). Also the
- * recomputation path of float32 rows whose float32 sums leave the safe range. Callers have checked
- * bounds and widths; {@code width} is at least 1; weight and bias may be null.
+ * The five ops on a float64 row, accumulating in float64 (see {@link DoubleSums}), with the loops
+ * of {@link RowPasses}. Also the recomputation path of float32 rows whose float32 sums leave the
+ * safe range. Callers have checked bounds and widths; {@code width} is at least 1; weight and bias
+ * may be null.
  */
 final class DoubleRowKernels {
   private DoubleRowKernels() {}
 
   /** y = x · (1 / sqrt(Σx² / D + eps)) · w. */
   static void rmsNorm(
+      RowPasses passes,
       double[] input,
       int inputOffset,
       double[] output,
@@ -17,9 +19,9 @@ final class DoubleRowKernels {
       int width,
       double epsilon,
       double[] weight) {
-    double sumOfSquares = DoubleSums.sumOfSquares(input, inputOffset, width);
+    double sumOfSquares = passes.sumOfSquares(input, inputOffset, width);
     double scale = 1.0 / Math.sqrt(sumOfSquares / width + epsilon);
-    scale(input, inputOffset, output, outputOffset, width, scale, weight);
+    passes.scale(input, inputOffset, output, outputOffset, width, scale, weight);
   }
 
   /**
@@ -27,6 +29,7 @@ final class DoubleRowKernels {
    * keeps the sums small when the mean is large against the spread.
    */
   static void layerNorm(
+      RowPasses passes,
       double[] input,
       int inputOffset,
       double[] output,
@@ -36,73 +39,65 @@ final class DoubleRowKernels {
       double[] gamma,
       double[] beta) {
     double shift = input[inputOffset];
-    double mean = DoubleSums.sumOfDifferences(input, inputOffset, width, shift) / width;
-    double sumOfSquares = DoubleSums.sumOfSquaredDeviations(input, inputOffset, width, shift, mean);
+    double mean = passes.sumOfDifferences(input, inputOffset, width, shift) / width;
+    double sumOfSquares = passes.sumOfSquaredDeviations(input, inputOffset, width, shift, mean);
     double inverseDeviation = 1.0 / Math.sqrt(sumOfSquares / width + epsilon);
-    for (int i = 0; i < width; i++) {
-      double value = (input[inputOffset + i] - shift - mean) * inverseDeviation;
-      if (gamma != null) {
-        value *= gamma[i];
-      }
-      if (beta != null) {
-        value += beta[i];
-      }
-      output[outputOffset + i] = value;
-    }
+    passes.standardize(
+        input,
+        inputOffset,
+        output,
+        outputOffset,
+        width,
+        shift,
+        mean,
+        inverseDeviation,
+        gamma,
+        beta);
   }
 
-  /** y = e / Σe with e = exp(x − max); the exponentials are stored first, then scaled. */
+  /**
+   * y = e / Σe with e = exp(x − max); the exponentials are stored first (Math.exp, scalar on both
+   * paths: no float64 polynomial here), then summed and scaled.
+   */
   static void softmax(
-      double[] input, int inputOffset, double[] output, int outputOffset, int width) {
-    double maximum = DoubleSums.maximum(input, inputOffset, width);
+      RowPasses passes,
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int width) {
+    double maximum = passes.maximum(input, inputOffset, width);
     for (int i = 0; i < width; i++) {
       output[outputOffset + i] = Math.exp(input[inputOffset + i] - maximum);
     }
-    double inverseSum = 1.0 / DoubleSums.sumOfDifferences(output, outputOffset, width, 0.0);
-    for (int i = 0; i < width; i++) {
-      output[outputOffset + i] *= inverseSum;
-    }
+    double inverseSum = 1.0 / passes.sumOfDifferences(output, outputOffset, width, 0.0);
+    passes.scale(output, outputOffset, output, outputOffset, width, inverseSum, null);
   }
 
   /** y = x − max − log Σ exp(x − max). */
   static void logSoftmax(
-      double[] input, int inputOffset, double[] output, int outputOffset, int width) {
-    double maximum = DoubleSums.maximum(input, inputOffset, width);
+      RowPasses passes,
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int width) {
+    double maximum = passes.maximum(input, inputOffset, width);
     double logSum = Math.log(DoubleSums.sumOfExponentials(input, inputOffset, width, maximum));
-    for (int i = 0; i < width; i++) {
-      output[outputOffset + i] = input[inputOffset + i] - maximum - logSum;
-    }
+    passes.subtract(input, inputOffset, output, outputOffset, width, maximum, logSum);
   }
 
   /** y = x · (1 / max(sqrt(Σx²), eps)). */
   static void l2Normalize(
+      RowPasses passes,
       double[] input,
       int inputOffset,
       double[] output,
       int outputOffset,
       int width,
       double epsilon) {
-    double sumOfSquares = DoubleSums.sumOfSquares(input, inputOffset, width);
+    double sumOfSquares = passes.sumOfSquares(input, inputOffset, width);
     double scale = 1.0 / Math.max(Math.sqrt(sumOfSquares), epsilon);
-    scale(input, inputOffset, output, outputOffset, width, scale, null);
-  }
-
-  private static void scale(
-      double[] input,
-      int inputOffset,
-      double[] output,
-      int outputOffset,
-      int width,
-      double scale,
-      double[] weight) {
-    if (weight == null) {
-      for (int i = 0; i < width; i++) {
-        output[outputOffset + i] = input[inputOffset + i] * scale;
-      }
-    } else {
-      for (int i = 0; i < width; i++) {
-        output[outputOffset + i] = input[inputOffset + i] * scale * weight[i];
-      }
-    }
+    passes.scale(input, inputOffset, output, outputOffset, width, scale, null);
   }
 }

@@ -9,7 +9,8 @@ package io.embednorm.kernels.cpu;
  * sequential sum would all point the same way.
  *
  * <p>The split points depend only on the row width, so a row's result bits never depend on the
- * batch around it.
+ * batch around it. These are the scalar reductions; {@code VectorRowPasses} repeats them lane for
+ * lane (one 8-lane register per block), so both give the same bits.
  */
 final class FloatSums {
   /** Elements summed lane-wise before blocks are combined in pairs; a multiple of 8. */
@@ -182,17 +183,13 @@ final class FloatSums {
     return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
   }
 
-  /**
-   * Σ exp(x − maximum), each exponential computed in float64 from the exact difference and rounded
-   * once to float32, then summed in float32 lanes.
-   */
+  /** Σ exp(x − maximum), each exponential by {@link FloatExponential}, summed in float32 lanes. */
   static float sumOfExponentials(float[] values, int offset, int count, float maximum) {
     if (count > BLOCK) {
       int half = firstHalf(count);
       return sumOfExponentials(values, offset, half, maximum)
           + sumOfExponentials(values, offset + half, count - half, maximum);
     }
-    double max = maximum;
     float lane0 = 0f;
     float lane1 = 0f;
     float lane2 = 0f;
@@ -204,36 +201,36 @@ final class FloatSums {
     int full = count & ~7;
     int index = offset;
     for (int end = offset + full; index < end; index += 8) {
-      lane0 += (float) Math.exp(values[index] - max);
-      lane1 += (float) Math.exp(values[index + 1] - max);
-      lane2 += (float) Math.exp(values[index + 2] - max);
-      lane3 += (float) Math.exp(values[index + 3] - max);
-      lane4 += (float) Math.exp(values[index + 4] - max);
-      lane5 += (float) Math.exp(values[index + 5] - max);
-      lane6 += (float) Math.exp(values[index + 6] - max);
-      lane7 += (float) Math.exp(values[index + 7] - max);
+      lane0 += FloatExponential.exp(values[index] - maximum);
+      lane1 += FloatExponential.exp(values[index + 1] - maximum);
+      lane2 += FloatExponential.exp(values[index + 2] - maximum);
+      lane3 += FloatExponential.exp(values[index + 3] - maximum);
+      lane4 += FloatExponential.exp(values[index + 4] - maximum);
+      lane5 += FloatExponential.exp(values[index + 5] - maximum);
+      lane6 += FloatExponential.exp(values[index + 6] - maximum);
+      lane7 += FloatExponential.exp(values[index + 7] - maximum);
     }
     int rest = count - full;
     if (rest > 0) {
-      lane0 += (float) Math.exp(values[index] - max);
+      lane0 += FloatExponential.exp(values[index] - maximum);
     }
     if (rest > 1) {
-      lane1 += (float) Math.exp(values[index + 1] - max);
+      lane1 += FloatExponential.exp(values[index + 1] - maximum);
     }
     if (rest > 2) {
-      lane2 += (float) Math.exp(values[index + 2] - max);
+      lane2 += FloatExponential.exp(values[index + 2] - maximum);
     }
     if (rest > 3) {
-      lane3 += (float) Math.exp(values[index + 3] - max);
+      lane3 += FloatExponential.exp(values[index + 3] - maximum);
     }
     if (rest > 4) {
-      lane4 += (float) Math.exp(values[index + 4] - max);
+      lane4 += FloatExponential.exp(values[index + 4] - maximum);
     }
     if (rest > 5) {
-      lane5 += (float) Math.exp(values[index + 5] - max);
+      lane5 += FloatExponential.exp(values[index + 5] - maximum);
     }
     if (rest > 6) {
-      lane6 += (float) Math.exp(values[index + 6] - max);
+      lane6 += FloatExponential.exp(values[index + 6] - maximum);
     }
     return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
   }

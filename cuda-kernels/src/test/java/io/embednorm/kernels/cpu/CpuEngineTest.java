@@ -42,7 +42,103 @@ class CpuEngineTest {
   @Test
   void describesItself() {
     assertThat(engine.device()).isEqualTo(Device.CPU);
-    assertThat(engine.description()).startsWith("cpu");
+    assertThat(engine.description()).startsWith("cpu (" + CpuKernels.implementation());
+    assertThat(engine.threads()).isEqualTo(Runtime.getRuntime().availableProcessors());
+    assertThatThrownBy(() -> new CpuEngine(0)).isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @ParameterizedTest
+  @EnumSource(ElementType.class)
+  void rowBitsDoNotDependOnTheThreadCountOrTheLoops(ElementType type) {
+    // 3 × 64 Ki elements and more: big enough for up to 3 and 5 blocks.
+    Random random = new Random(19);
+    int rows = 400;
+    int width = 777;
+    float[] values = randomValues(random, rows * width);
+    int[] offsets = new int[rows + 1];
+    for (int row = 1; row <= rows; row++) {
+      // Ragged rows of 0 to 2000 elements, most of them in a few wide rows at the end.
+      offsets[row] =
+          offsets[row - 1] + (row > rows - 40 ? random.nextInt(7000) : random.nextInt(30));
+    }
+    float[] raggedValues = randomValues(random, offsets[rows]);
+    Normalization normalization =
+        Normalization.of(Op.LAYER_NORM)
+            .withWeight(randomWeight(width))
+            .withBias(randomWeight(width));
+    for (Normalization each : new Normalization[] {normalization, NORMALIZATIONS[2]}) {
+      long[] fixedExpected = null;
+      long[] raggedExpected = null;
+      for (CpuEngine threaded :
+          new CpuEngine[] {
+            new CpuEngine(1, ScalarRowPasses.INSTANCE),
+            new CpuEngine(1),
+            new CpuEngine(2),
+            new CpuEngine(3),
+            new CpuEngine(5, ScalarRowPasses.INSTANCE)
+          }) {
+        try (threaded) {
+          ByteBuffer fixedOutput = poisoned(type, values.length, true);
+          threaded.normalize(
+              each,
+              RowBatch.fixedWidth(type, rows, width, encode(type, values, true), fixedOutput));
+          long[] fixedBits = decodeBits(type, fixedOutput, 0, values.length);
+          if (fixedExpected == null) {
+            fixedExpected = fixedBits;
+          }
+          assertThat(fixedBits).as("%s, %s", threaded, each).isEqualTo(fixedExpected);
+          if (each.hasWeight()) {
+            continue;
+          }
+          ByteBuffer raggedOutput = poisoned(type, raggedValues.length, false);
+          threaded.normalize(
+              each,
+              RowBatch.ragged(
+                  type, IntBuffer.wrap(offsets), encode(type, raggedValues, false), raggedOutput));
+          long[] raggedBits = decodeBits(type, raggedOutput, 0, raggedValues.length);
+          if (raggedExpected == null) {
+            raggedExpected = raggedBits;
+          }
+          assertThat(raggedBits).as("ragged, %s, %s", threaded, each).isEqualTo(raggedExpected);
+        }
+      }
+      for (int row = 0; row < rows; row += 37) {
+        assertThat(Arrays.copyOfRange(fixedExpected, row * width, (row + 1) * width))
+            .isEqualTo(expectedBits(type, each, values, row * width, width));
+      }
+    }
+  }
+
+  @Test
+  void blocksSplitTheElementsEvenlyAndAreNeverEmpty() {
+    int[] offsets = {0, 0, 10, 10, 1000, 1010, 1020, 1030, 4000, 4000};
+    RowBatch batch =
+        RowBatch.ragged(
+            ElementType.FLOAT32,
+            IntBuffer.wrap(offsets),
+            ByteBuffer.allocate(16000),
+            ByteBuffer.allocate(16000));
+    assertThat(CpuEngine.blockBoundaries(batch, 2)).containsExactly(0, 7, 9);
+    assertThat(CpuEngine.blockBoundaries(batch, 4)).containsExactly(0, 4, 7, 8, 9);
+    assertThat(CpuEngine.blockBoundaries(batch, 9)).containsExactly(0, 1, 2, 3, 4, 5, 6, 7, 8, 9);
+    RowBatch fixed =
+        RowBatch.fixedWidth(
+            ElementType.FLOAT32, 10, 3, ByteBuffer.allocate(120), ByteBuffer.allocate(120));
+    assertThat(CpuEngine.blockBoundaries(fixed, 3)).containsExactly(0, 3, 7, 10);
+  }
+
+  @Test
+  void aClosedEngineStillNormalizesOnTheCallingThread() {
+    CpuEngine threaded = new CpuEngine(2);
+    threaded.close();
+    float[] values = randomValues(new Random(20), 4 * (1 << 16));
+    ByteBuffer output = poisoned(ElementType.FLOAT32, values.length, false);
+    threaded.normalize(
+        NORMALIZATIONS[0],
+        RowBatch.fixedWidth(
+            ElementType.FLOAT32, 4, 1 << 16, encode(ElementType.FLOAT32, values, false), output));
+    assertThat(decodeBits(ElementType.FLOAT32, output, 0, 1 << 16))
+        .isEqualTo(expectedBits(ElementType.FLOAT32, NORMALIZATIONS[0], values, 0, 1 << 16));
   }
 
   @ParameterizedTest

@@ -14,19 +14,26 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Random rows of every op, width, distribution and parameter variant against the float64 reference
- * ({@link ReferenceNormalization}), with DESIGN.md's float32 tolerance and our float64 one.
+ * ({@link ReferenceNormalization}), with DESIGN.md's float32 tolerance and our float64 one, on the
+ * scalar and the SIMD loops.
  */
 class CpuKernelsAccuracyTest {
   static final int[] WIDTHS = {1, 2, 3, 31, 32, 33, 767, 768, 4096, 32769};
 
   static Stream<Arguments> cases() {
-    return Arrays.stream(Op.values())
-        .flatMap(op -> Arrays.stream(RowDistribution.values()).map(d -> Arguments.of(op, d)));
+    return RowPassesImplementations.all().stream()
+        .flatMap(
+            passes ->
+                Arrays.stream(Op.values())
+                    .flatMap(
+                        op ->
+                            Arrays.stream(RowDistribution.values())
+                                .map(d -> Arguments.of(passes, op, d))));
   }
 
-  @ParameterizedTest(name = "float32 {0} on {1} rows")
+  @ParameterizedTest(name = "{0}: float32 {1} on {2} rows")
   @MethodSource("cases")
-  void float32RowsMatchTheFloat64Reference(Op op, RowDistribution distribution) {
+  void float32RowsMatchTheFloat64Reference(RowPasses passes, Op op, RowDistribution distribution) {
     for (long seed : TestSeeds.seeds()) {
       for (int width : WIDTHS) {
         Random random =
@@ -35,7 +42,7 @@ class CpuKernelsAccuracyTest {
           for (int row = 0; row < rowsFor(width); row++) {
             float[] input = distribution.floats(random, width);
             float[] output = new float[width + 2];
-            CpuKernels.normalizeRow(normalization, input, 0, output, 1, width);
+            CpuKernels.normalizeRow(passes, normalization, input, 0, output, 1, width);
             double[] reference =
                 ReferenceNormalization.apply(
                     op,
@@ -58,9 +65,9 @@ class CpuKernelsAccuracyTest {
     }
   }
 
-  @ParameterizedTest(name = "float64 {0} on {1} rows")
+  @ParameterizedTest(name = "{0}: float64 {1} on {2} rows")
   @MethodSource("cases")
-  void float64RowsMatchTheFloat64Reference(Op op, RowDistribution distribution) {
+  void float64RowsMatchTheFloat64Reference(RowPasses passes, Op op, RowDistribution distribution) {
     for (long seed : TestSeeds.seeds()) {
       for (int width : WIDTHS) {
         Random random =
@@ -69,7 +76,7 @@ class CpuKernelsAccuracyTest {
           for (int row = 0; row < rowsFor(width); row++) {
             double[] input = distribution.doubles(random, width);
             double[] output = new double[width];
-            CpuKernels.normalizeRow(normalization, input, 0, output, 0, width);
+            CpuKernels.normalizeRow(passes, normalization, input, 0, output, 0, width);
             double[] reference =
                 ReferenceNormalization.apply(
                     op,

@@ -1,0 +1,190 @@
+package io.embednorm.kernels.cpu;
+
+/**
+ * The plain Java passes: the reductions of {@link FloatSums} and {@link DoubleSums} (eight
+ * independent accumulators, which the JIT keeps in registers) and simple element-wise loops. Runs
+ * on every JVM; the fallback when the Vector API is missing.
+ */
+final class ScalarRowPasses implements RowPasses {
+  static final ScalarRowPasses INSTANCE = new ScalarRowPasses();
+
+  private ScalarRowPasses() {}
+
+  @Override
+  public String description() {
+    return "java scalar";
+  }
+
+  @Override
+  public float maximum(float[] values, int offset, int count) {
+    return FloatSums.maximum(values, offset, count);
+  }
+
+  @Override
+  public float sumOfSquares(float[] values, int offset, int count) {
+    return FloatSums.sumOfSquares(values, offset, count);
+  }
+
+  @Override
+  public float sumOfDifferences(float[] values, int offset, int count, float shift) {
+    return FloatSums.sumOfDifferences(values, offset, count, shift);
+  }
+
+  @Override
+  public float sumOfSquaredDeviations(
+      float[] values, int offset, int count, float shift, float center) {
+    return FloatSums.sumOfSquaredDeviations(values, offset, count, shift, center);
+  }
+
+  @Override
+  public float sumOfExponentials(float[] values, int offset, int count, float maximum) {
+    return FloatSums.sumOfExponentials(values, offset, count, maximum);
+  }
+
+  @Override
+  public float storeExponentials(
+      float[] input, int inputOffset, float[] output, int outputOffset, int count, float maximum) {
+    for (int i = 0; i < count; i++) {
+      output[outputOffset + i] = FloatExponential.exp(input[inputOffset + i] - maximum);
+    }
+    // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the stored values.
+    return FloatSums.sumOfDifferences(output, outputOffset, count, 0f);
+  }
+
+  @Override
+  public void scale(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int count,
+      float scale,
+      float[] weight) {
+    if (weight == null) {
+      for (int i = 0; i < count; i++) {
+        output[outputOffset + i] = input[inputOffset + i] * scale;
+      }
+    } else {
+      for (int i = 0; i < count; i++) {
+        output[outputOffset + i] = input[inputOffset + i] * scale * weight[i];
+      }
+    }
+  }
+
+  @Override
+  public void standardize(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int count,
+      float centerHigh,
+      float centerLow,
+      float inverseDeviation,
+      float[] gamma,
+      float[] beta) {
+    for (int i = 0; i < count; i++) {
+      float value = (input[inputOffset + i] - centerHigh - centerLow) * inverseDeviation;
+      if (gamma != null) {
+        value *= gamma[i];
+      }
+      if (beta != null) {
+        value += beta[i];
+      }
+      output[outputOffset + i] = value;
+    }
+  }
+
+  @Override
+  public void subtract(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int count,
+      float maximum,
+      float logSum) {
+    for (int i = 0; i < count; i++) {
+      output[outputOffset + i] = input[inputOffset + i] - maximum - logSum;
+    }
+  }
+
+  @Override
+  public double maximum(double[] values, int offset, int count) {
+    return DoubleSums.maximum(values, offset, count);
+  }
+
+  @Override
+  public double sumOfSquares(double[] values, int offset, int count) {
+    return DoubleSums.sumOfSquares(values, offset, count);
+  }
+
+  @Override
+  public double sumOfDifferences(double[] values, int offset, int count, double shift) {
+    return DoubleSums.sumOfDifferences(values, offset, count, shift);
+  }
+
+  @Override
+  public double sumOfSquaredDeviations(
+      double[] values, int offset, int count, double shift, double center) {
+    return DoubleSums.sumOfSquaredDeviations(values, offset, count, shift, center);
+  }
+
+  @Override
+  public void scale(
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int count,
+      double scale,
+      double[] weight) {
+    if (weight == null) {
+      for (int i = 0; i < count; i++) {
+        output[outputOffset + i] = input[inputOffset + i] * scale;
+      }
+    } else {
+      for (int i = 0; i < count; i++) {
+        output[outputOffset + i] = input[inputOffset + i] * scale * weight[i];
+      }
+    }
+  }
+
+  @Override
+  public void standardize(
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int count,
+      double shift,
+      double mean,
+      double inverseDeviation,
+      double[] gamma,
+      double[] beta) {
+    for (int i = 0; i < count; i++) {
+      double value = (input[inputOffset + i] - shift - mean) * inverseDeviation;
+      if (gamma != null) {
+        value *= gamma[i];
+      }
+      if (beta != null) {
+        value += beta[i];
+      }
+      output[outputOffset + i] = value;
+    }
+  }
+
+  @Override
+  public void subtract(
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int count,
+      double maximum,
+      double logSum) {
+    for (int i = 0; i < count; i++) {
+      output[outputOffset + i] = input[inputOffset + i] - maximum - logSum;
+    }
+  }
+}

@@ -1,0 +1,135 @@
+package io.embednorm.kernels.cpu;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.Op;
+import io.embednorm.kernels.TestSeeds;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Random;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
+
+/**
+ * Which loops run, and that the choice never shows in the output: the SIMD loops must give the
+ * scalar loops' bits for every row, special values included.
+ */
+class RowPassSelectionTest {
+  private static final int[] WIDTHS = {
+    1, 2, 3, 7, 8, 9, 15, 16, 17, 63, 64, 65, 127, 128, 129, 135, 255, 256, 257, 300, 1000, 4099
+  };
+  private static final float[] SPECIAL = {
+    0f,
+    -0f,
+    Float.MIN_VALUE,
+    -Float.MIN_NORMAL,
+    1e-30f,
+    1e30f,
+    -3e38f,
+    Float.NEGATIVE_INFINITY,
+    Float.POSITIVE_INFINITY,
+    Float.NaN,
+    -87.5f,
+    88f,
+    -100f
+  };
+
+  @Test
+  void theTestJvmRunsTheSimdLoops() {
+    assertThat(ModuleLayer.boot().findModule("jdk.incubator.vector"))
+        .as("--add-modules=jdk.incubator.vector in embednorm.jvm.options")
+        .isPresent();
+    assertThat(RowPassSelection.VECTOR).as("256-bit vectors on this machine").isNotNull();
+    assertThat(RowPassSelection.DEFAULT).isSameAs(RowPassSelection.VECTOR);
+    assertThat(CpuKernels.implementation()).isEqualTo("java simd, 256-bit");
+    assertThat(new CpuEngine(1).description()).isEqualTo("cpu (java simd, 256-bit)");
+    assertThat(new CpuEngine(1, ScalarRowPasses.INSTANCE).description())
+        .isEqualTo("cpu (java scalar)");
+    assertThat(new CpuEngine(4).description()).isEqualTo("cpu (java simd, 256-bit, 4 threads)");
+  }
+
+  @Test
+  void withoutTheModuleOrWithSimdSwitchedOffTheScalarLoopsRun() throws Exception {
+    String withoutModule = probe(List.of());
+    assertThat(withoutModule).isEqualTo("java scalar");
+    String switchedOff =
+        probe(List.of("--add-modules=jdk.incubator.vector", "-Dembednorm.cpu.simd=false"));
+    assertThat(switchedOff).isEqualTo("java scalar");
+    assertThat(probe(List.of("--add-modules=jdk.incubator.vector")))
+        .isEqualTo("java simd, 256-bit");
+  }
+
+  @ParameterizedTest
+  @EnumSource(Op.class)
+  void simdAndScalarGiveTheSameBits(Op op) {
+    RowPasses vector = RowPassSelection.VECTOR;
+    RowPasses scalar = ScalarRowPasses.INSTANCE;
+    for (long seed : TestSeeds.seeds()) {
+      for (int width : WIDTHS) {
+        Random random = new Random(TestSeeds.mix(seed, op.ordinal(), width));
+        for (Normalization normalization : NormalizationVariants.of(op, width, random)) {
+          for (RowDistribution distribution : RowDistribution.values()) {
+            for (boolean special : new boolean[] {false, true}) {
+              float[] row = distribution.floats(random, width);
+              if (special) {
+                row[random.nextInt(width)] = SPECIAL[random.nextInt(SPECIAL.length)];
+              }
+              String what = normalization + ", " + distribution + ", width " + width;
+              float[] fromScalar = new float[width];
+              float[] fromVector = new float[width];
+              CpuKernels.normalizeRow(scalar, normalization, row, 0, fromScalar, 0, width);
+              CpuKernels.normalizeRow(vector, normalization, row, 0, fromVector, 0, width);
+              assertThat(fromVector).as(what).isEqualTo(fromScalar);
+              double[] wide = ReferenceNormalization.widen(row);
+              double[] wideScalar = new double[width];
+              double[] wideVector = new double[width];
+              CpuKernels.normalizeRow(scalar, normalization, wide, 0, wideScalar, 0, width);
+              CpuKernels.normalizeRow(vector, normalization, wide, 0, wideVector, 0, width);
+              assertThat(wideVector).as(what).isEqualTo(wideScalar);
+            }
+          }
+        }
+      }
+    }
+  }
+
+  @Test
+  void theExponentialIsAccurateOverItsWholeDomain() {
+    // exp(x) for x ≤ 0 within 3 ulp where the result is normal, 0 below LOWEST.
+    for (float x = 0f; x > -100f; x = Math.nextDown(x) - 1e-4f * Math.abs(x)) {
+      double reference = Math.exp(x);
+      float value = FloatExponential.exp(x);
+      if (x < FloatExponential.LOWEST) {
+        assertThat(value).as("exp(%s)", x).isZero();
+      } else {
+        assertThat(Math.abs(value - reference))
+            .as("exp(%s)", x)
+            .isLessThanOrEqualTo(3 * Math.ulp((float) reference) + Float.MIN_VALUE * 4);
+      }
+    }
+    assertThat(FloatExponential.exp(0f)).isEqualTo(1f);
+    assertThat(FloatExponential.exp(Float.NEGATIVE_INFINITY)).isZero();
+    assertThat(FloatExponential.exp(Float.NaN)).isNaN();
+  }
+
+  /** What a fresh JVM without this one's options selects. */
+  private static String probe(List<String> options) throws IOException, InterruptedException {
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.addAll(options);
+    command.add("-cp");
+    command.add(System.getProperty("java.class.path"));
+    command.add(SelectionProbe.class.getName());
+    Process process = new ProcessBuilder(command).redirectErrorStream(false).start();
+    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    assertThat(process.exitValue()).as(output).isZero();
+    return output.strip();
+  }
+}

@@ -1,0 +1,35 @@
+package io.embednorm.kernels.cpu;
+
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.params.provider.Arguments;
+
+/**
+ * The loops the kernel tests run on: scalar always, SIMD where this JVM has the Vector API (the
+ * build's test JVM does; {@link RowPassSelectionTest} insists on it).
+ */
+final class RowPassesImplementations {
+  private RowPassesImplementations() {}
+
+  static List<RowPasses> all() {
+    List<RowPasses> all = new ArrayList<>();
+    all.add(ScalarRowPasses.INSTANCE);
+    if (RowPassSelection.VECTOR != null) {
+      all.add(RowPassSelection.VECTOR);
+    }
+    return all;
+  }
+
+  /** For {@code @MethodSource}: one argument per implementation. */
+  static Stream<RowPasses> implementations() {
+    return all().stream();
+  }
+
+  /** Every implementation with each of {@code values}: (passes, value). */
+  static Stream<Arguments> crossedWith(Object... values) {
+    return all().stream()
+        .flatMap(passes -> Arrays.stream(values).map(value -> Arguments.of(passes, value)));
+  }
+}
