@@ -382,7 +382,7 @@ __device__ __forceinline__ void cache_access(C* cache, C (&values)[PACK], bool s
 // boundary, 16-byte packs, and a scalar tail, so any width and any row start gets 16-byte
 // accesses (input and output must share their alignment modulo 16; the host checks). The cache
 // is offset so that the packs stay 16-byte aligned in shared memory too.
-template <int OP, typename T, int PACK, bool CACHED>
+template <int OP, typename T, int PACK, bool CACHED, bool ALIGNED>
 __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __restrict__ output,
                                            const long long* __restrict__ offsets, long long rows,
                                            int width, double eps,
@@ -400,14 +400,16 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
     if (n == 0) continue;
     const T* in = input + start;
     T* out = output + start;
+    // ALIGNED: the host promises 16-byte aligned rows whose widths are multiples of PACK.
     const int misaligned =
-        PACK > 1 ? static_cast<int>((reinterpret_cast<unsigned long long>(in) & 15) / sizeof(T))
-                 : 0;
-    const int head = min(n, (PACK - misaligned) % PACK);
+        PACK > 1 && !ALIGNED
+            ? static_cast<int>((reinterpret_cast<unsigned long long>(in) & 15) / sizeof(T))
+            : 0;
+    const int head = ALIGNED ? 0 : min(n, (PACK - misaligned) % PACK);
     const int body = (n - head) / PACK;
     const int tail_start = head + body * PACK;
     const int tail = n - tail_start;
-    C* cache = reinterpret_cast<C*>(shared_bytes) + (PACK - head % PACK) % PACK;
+    C* cache = reinterpret_cast<C*>(shared_bytes) + (ALIGNED ? 0 : (PACK - head % PACK) % PACK);
 
     // Reads N elements at col (from the cache after the first pass when CACHED).
     auto load = [&](int col, auto& values, bool first) {
@@ -439,11 +441,11 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
         C values[PACK];
         visit(head + i * PACK, values);
       }
-      if (threadIdx.x < head) {
+      if (!ALIGNED && threadIdx.x < head) {
         C values[1];
         visit(static_cast<int>(threadIdx.x), values);
       }
-      if (threadIdx.x < tail) {
+      if (!ALIGNED && threadIdx.x < tail) {
         C values[1];
         visit(tail_start + static_cast<int>(threadIdx.x), values);
       }
@@ -567,17 +569,23 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
                                                                      weight, bias);             \
   }
 
-#define EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                             \
+#define EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, SUFFIX, CACHED, ALIGNED)          \
   extern "C" __global__ void __launch_bounds__(1024)                                            \
-      embednorm_block_##OP_NAME##_##NAME##_p##PACK##_cached EMBEDNORM_SIGNATURE(T) {            \
+      embednorm_block_##OP_NAME##_##NAME##_p##PACK##SUFFIX EMBEDNORM_SIGNATURE(T) {             \
     (void)group;                                                                                \
-    block_rows<OP, T, PACK, true>(input, output, offsets, rows, width, eps, weight, bias);      \
-  }                                                                                             \
-  extern "C" __global__ void __launch_bounds__(1024)                                            \
-      embednorm_block_##OP_NAME##_##NAME##_p##PACK##_uncached EMBEDNORM_SIGNATURE(T) {          \
-    (void)group;                                                                                \
-    block_rows<OP, T, PACK, false>(input, output, offsets, rows, width, eps, weight, bias);     \
+    block_rows<OP, T, PACK, CACHED, ALIGNED>(input, output, offsets, rows, width, eps, weight,  \
+                                             bias);                                             \
   }
+
+#define EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                             \
+  EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _cached, true, false)                     \
+  EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _uncached, false, false)
+
+// 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
+#define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \
+  EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                                   \
+  EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _aligned_cached, true, true)              \
+  EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _aligned_uncached, false, true)
 
 // Scalar variants (any width, any alignment): up to 8 elements per lane (wider unaligned rows go
 // to the block path).
@@ -594,14 +602,14 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 2)                                                 \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 4)                                                 \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 8)                                                 \
-  EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)
+  EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)
 
 // 16-byte variants of 2-byte types: 8 elements a pack, so up to 4 packs per lane.
 #define EMBEDNORM_VECTOR16(OP_NAME, OP, NAME, T)                                                \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 1)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 2)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 4)                                                    \
-  EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, 8)
+  EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, 8)
 
 #define EMBEDNORM_OP(OP_NAME, OP)                                                               \
   EMBEDNORM_SCALAR(OP_NAME, OP, f32, float)                                                     \

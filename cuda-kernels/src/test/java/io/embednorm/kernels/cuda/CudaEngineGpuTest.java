@@ -293,11 +293,18 @@ class CudaEngineGpuTest {
     }
     // The block path takes 16-byte packs at any width (scalar head and tail) or single elements.
     int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
-    for (int pack : new int[] {1, vector}) {
+    List<String> blockKernels = new ArrayList<>();
+    blockKernels.add("_p1");
+    blockKernels.add("_p" + vector);
+    if (width % vector == 0) {
+      blockKernels.add("_p" + vector + "_aligned");
+    }
+    for (String kernel : blockKernels) {
+      int pack = kernel.startsWith("_p1") ? 1 : vector;
       for (int block : new int[] {64, 1024}) {
         plans.add(
             new LaunchPlan(
-                "embednorm_block_" + name + "_p" + pack + "_cached",
+                "embednorm_block_" + name + kernel + "_cached",
                 "block-cached",
                 5,
                 block,
@@ -306,7 +313,7 @@ class CudaEngineGpuTest {
                 pack));
         plans.add(
             new LaunchPlan(
-                "embednorm_block_" + name + "_p" + pack + "_uncached",
+                "embednorm_block_" + name + kernel + "_uncached",
                 "block-uncached",
                 5,
                 block,
