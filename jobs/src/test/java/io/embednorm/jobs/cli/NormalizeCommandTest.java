@@ -49,16 +49,7 @@ class NormalizeCommandTest {
     SampleData.writeArrow(allocator, input, 20_000, 33, seed);
 
     CommandOutput result =
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "rms_norm",
-            "--device",
-            "cpu");
+        normalize(input.toString(), output.toString(), "--op", "rms_norm", "--device", "cpu");
 
     assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
     assertThat(result.out()).contains("20000 rows").contains("cpu");
@@ -89,11 +80,8 @@ class NormalizeCommandTest {
     double[] w = {1, 2, 3, 4, 0.5, 0.25, -1, 8};
 
     CommandOutput result =
-        CommandOutput.run(
-            "normalize",
-            "--input",
+        normalize(
             input.toString(),
-            "--output",
             output.toString(),
             "--op",
             "rms_norm",
@@ -115,16 +103,7 @@ class NormalizeCommandTest {
     SampleData.writeArrow(allocator, input, 10, 4, 1);
     Path output = folder.resolve("out.arrow");
     CommandOutput result =
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "softmax",
-            "--column",
-            "vector");
+        normalize(input.toString(), output.toString(), "--op", "softmax", "--column", "vector");
     assertFailed(result, output, "Cannot normalize column 'vector': no such column");
   }
 
@@ -134,16 +113,7 @@ class NormalizeCommandTest {
     SampleData.writeArrow(allocator, input, 10, 4, 1);
     Path output = folder.resolve("out.arrow");
     CommandOutput result =
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "l2_normalize",
-            "--column",
-            "id");
+        normalize(input.toString(), output.toString(), "--op", "l2_normalize", "--column", "id");
     assertFailed(result, output, "Cannot normalize column 'id'");
   }
 
@@ -154,11 +124,8 @@ class NormalizeCommandTest {
     Path output = folder.resolve("out.arrow");
     Path weight = Files.writeString(folder.resolve("w.txt"), "1, 2, 3");
     CommandOutput result =
-        CommandOutput.run(
-            "normalize",
-            "--input",
+        normalize(
             input.toString(),
-            "--output",
             output.toString(),
             "--op",
             "layer_norm",
@@ -174,26 +141,11 @@ class NormalizeCommandTest {
   void unreadableInputFails() throws IOException {
     Path input = Files.writeString(folder.resolve("not-arrow.arrow"), "hello, world");
     Path output = folder.resolve("out.arrow");
-    CommandOutput result =
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "rms_norm");
+    CommandOutput result = normalize(input.toString(), output.toString(), "--op", "rms_norm");
     assertFailed(result, output, "Cannot read Arrow file '" + input + "'");
     Path missing = folder.resolve("missing.arrow");
     assertFailed(
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            missing.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "rms_norm"),
+        normalize(missing.toString(), output.toString(), "--op", "rms_norm"),
         output,
         "Cannot read Arrow file '" + missing + "'");
   }
@@ -204,30 +156,26 @@ class NormalizeCommandTest {
     SampleData.writeArrow(allocator, input, 10, 4, 1);
     Path output = folder.resolve("out.arrow");
     assertFailed(
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "batch_norm"),
+        normalize(input.toString(), output.toString(), "--op", "batch_norm"),
         output,
         "Cannot parse op 'batch_norm': expected one of rms_norm, layer_norm, softmax, log_softmax,"
             + " l2_normalize");
     assertFailed(
-        CommandOutput.run(
-            "normalize",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "rms_norm",
-            "--device",
-            "gpu"),
+        normalize(input.toString(), output.toString(), "--op", "rms_norm", "--device", "gpu"),
         output,
         "Cannot use device gpu");
+  }
+
+  /** Runs {@code embednorm normalize --input IN --output OUT} with more options. */
+  private static CommandOutput normalize(String input, String output, String... options) {
+    String[] arguments = new String[5 + options.length];
+    arguments[0] = "normalize";
+    arguments[1] = "--input";
+    arguments[2] = input;
+    arguments[3] = "--output";
+    arguments[4] = output;
+    System.arraycopy(options, 0, arguments, 5, options.length);
+    return CommandOutput.run(arguments);
   }
 
   private static void assertFailed(CommandOutput result, Path output, String message) {
