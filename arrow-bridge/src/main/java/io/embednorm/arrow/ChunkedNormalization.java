@@ -6,6 +6,7 @@ import io.embednorm.kernels.NormalizationEngine;
 import io.embednorm.kernels.RowBatch;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
+import java.util.Arrays;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -82,6 +83,10 @@ final class ChunkedNormalization {
     boolean[] valid = new boolean[input.rows()];
     BaseFixedWidthVector elements = input.elements();
     boolean elementNulls = elements.getNullCount() > 0;
+    if (!elementNulls && input.nullRows() == 0) {
+      Arrays.fill(valid, true);
+      return valid;
+    }
     ArrowBuf elementValidity = elements.getValidityBuffer();
     for (int row = 0; row < valid.length; row++) {
       valid[row] =

@@ -33,6 +33,11 @@ final class FixedSizeListColumn extends ListColumn {
   }
 
   @Override
+  int nullRows() {
+    return vector.getNullCount();
+  }
+
+  @Override
   int fixedWidth() {
     return width;
   }

@@ -64,6 +64,9 @@ abstract class ListColumn {
 
   abstract boolean isNullRow(int row);
 
+  /** How many rows are null (from the validity buffer, a word at a time). */
+  abstract int nullRows();
+
   /** The width of every row, or -1 where rows may differ in width. */
   abstract int fixedWidth();
 

@@ -35,6 +35,11 @@ final class VariableListColumn extends ListColumn {
   }
 
   @Override
+  int nullRows() {
+    return vector.getNullCount();
+  }
+
+  @Override
   int fixedWidth() {
     return -1;
   }

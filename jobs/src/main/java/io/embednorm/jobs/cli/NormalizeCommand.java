@@ -12,7 +12,9 @@ import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
+import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
 /** {@code embednorm normalize}: Arrow IPC file in, Arrow IPC file out, no Spark. */
@@ -55,6 +57,47 @@ final class NormalizeCommand implements Callable<Integer> {
       defaultValue = "auto",
       description = "auto, cpu or gpu (default: ${DEFAULT-VALUE}).")
   String device;
+
+  /**
+   * {@code bin/embednorm normalize} starts here rather than in {@link EmbedNormCli}, on a class
+   * path without Spark: the same command, usage and error reporting under the name {@code embednorm
+   * normalize}, without building the Spark commands (whose classes picocli would load). Exits with
+   * the command's exit code.
+   */
+  public static void main(String[] args) {
+    preload();
+    CommandSpec top =
+        CommandSpec.create()
+            .name("embednorm")
+            .addSubcommand("normalize", new CommandLine(new NormalizeCommand()));
+    String[] command = new String[args.length + 1];
+    command[0] = "normalize";
+    System.arraycopy(args, 0, command, 1, args.length);
+    System.exit(ErrorReporter.commandLine(top).execute(command));
+  }
+
+  /**
+   * Initializes Arrow's schema classes (their JSON mappers take a good part of a second on a small
+   * machine) on a second thread while this one parses the arguments and sets up the allocator and
+   * the engine. Failures are left for the command to meet and report.
+   */
+  private static void preload() {
+    Thread loader =
+        new Thread(
+            () -> {
+              try {
+                Class.forName(
+                    "org.apache.arrow.vector.types.pojo.Schema",
+                    true,
+                    NormalizeCommand.class.getClassLoader());
+              } catch (ClassNotFoundException | LinkageError ignored) {
+                // the command reports it when it gets there
+              }
+            },
+            "embednorm-preload");
+    loader.setDaemon(true);
+    loader.start();
+  }
 
   @Override
   public Integer call() {
