@@ -382,7 +382,9 @@ __device__ __forceinline__ void cache_access(C* cache, C (&values)[PACK], bool s
 // boundary, 16-byte packs, and a scalar tail, so any width and any row start gets 16-byte
 // accesses (input and output must share their alignment modulo 16; the host checks). The cache
 // is offset so that the packs stay 16-byte aligned in shared memory too.
-template <int OP, typename T, int PACK, bool CACHED, bool ALIGNED>
+// WARP: a warp per row instead of a block, for rows too unaligned for the warp path's groups and
+// too narrow for a block: the same head, packs and tail, reductions by shuffles, no cache.
+template <int OP, typename T, int PACK, bool CACHED, bool ALIGNED, bool WARP = false>
 __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __restrict__ output,
                                            const long long* __restrict__ offsets, long long rows,
                                            int width, double eps,
@@ -394,7 +396,24 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   __shared__ double scratch_double[32];
   const C epsilon = static_cast<C>(eps);
 
-  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+  static_assert(!(WARP && CACHED), "the warp-per-row variant has no cache");
+  const int thread = WARP ? static_cast<int>(threadIdx.x & 31) : static_cast<int>(threadIdx.x);
+  const int threads = WARP ? 32 : static_cast<int>(blockDim.x);
+  const long long first_row =
+      WARP ? (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5 : blockIdx.x;
+  const long long row_step =
+      WARP ? (static_cast<long long>(gridDim.x) * blockDim.x) >> 5 : gridDim.x;
+  auto reduce_sum = [&](C value) {
+    return WARP ? group_sum(value, 32) : block_reduce<C, false>(value, scratch);
+  };
+  auto reduce_max = [&](C value) {
+    return WARP ? group_max(value, 32) : block_reduce<C, true>(value, scratch);
+  };
+  auto reduce_exact = [&](double value) {
+    return WARP ? group_sum(value, 32) : block_reduce<double, false>(value, scratch_double);
+  };
+
+  for (long long row = first_row; row < rows; row += row_step) {
     const long long start = row_start<T>(offsets, row, width);
     const int n = row_width(offsets, row, width);
     if (n == 0) continue;
@@ -437,17 +456,17 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
     };
     // Calls visit(col, values) for this thread's packs, then its head and tail elements.
     auto for_each = [&](auto&& visit) {
-      for (int i = threadIdx.x; i < body; i += blockDim.x) {
+      for (int i = thread; i < body; i += threads) {
         C values[PACK];
         visit(head + i * PACK, values);
       }
-      if (!ALIGNED && threadIdx.x < head) {
+      if (!ALIGNED && thread < head) {
         C values[1];
-        visit(static_cast<int>(threadIdx.x), values);
+        visit(thread, values);
       }
-      if (!ALIGNED && threadIdx.x < tail) {
+      if (!ALIGNED && thread < tail) {
         C values[1];
-        visit(tail_start + static_cast<int>(threadIdx.x), values);
+        visit(tail_start + thread, values);
       }
     };
 
@@ -460,7 +479,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
           load(col, values, true);
           for (C value : values) sum += value - shift;
         });
-        mean = block_reduce<C, false>(sum, scratch) / n;
+        mean = reduce_sum(sum) / n;
         for_each([&](int col, auto& values) {
           load(col, values, false);
           for (C value : values) {
@@ -474,7 +493,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
           for (C value : values) squares += value * value;
         });
       }
-      squares = block_reduce<C, false>(squares, scratch);
+      squares = reduce_sum(squares);
       const double eps_floor = OP == kL2Normalize ? 0x1p-40 : 0x1p-60;
       const bool sum_ok =
           OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
@@ -497,7 +516,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
             load(col, values, false);
             for (C value : values) sum += static_cast<double>(value) - shift;
           });
-          offset = static_cast<double>(shift) + block_reduce<double, false>(sum, scratch_double) / n;
+          offset = static_cast<double>(shift) + reduce_exact(sum) / n;
         }
         double exact = 0;
         for_each([&](int col, auto& values) {
@@ -507,7 +526,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
             exact += centered * centered;
           }
         });
-        exact = block_reduce<double, false>(exact, scratch_double);
+        exact = reduce_exact(exact);
         const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(exact), eps)
                                                 : 1.0 / sqrt(exact / n + eps);
         for_each([&](int col, auto& values) {
@@ -524,13 +543,13 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
         load(col, values, true);
         for (C value : values) maximum = max_nan(maximum, value);
       });
-      maximum = block_reduce<C, true>(maximum, scratch);
+      maximum = reduce_max(maximum);
       C sum = 0;
       for_each([&](int col, auto& values) {
         load(col, values, false);
         for (C value : values) sum += exp_c(value - maximum);
       });
-      sum = block_reduce<C, false>(sum, scratch);
+      sum = reduce_sum(sum);
       const C inverse = C(1) / sum;
       const C log_sum = log_c(sum);
       for_each([&](int col, auto& values) {
@@ -541,7 +560,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
         store(col, values);
       });
     }
-    __syncthreads();  // the cache is rewritten by the block's next row
+    if (!WARP) __syncthreads();  // the cache is rewritten by the block's next row
   }
 }
 
@@ -581,9 +600,19 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _cached, true, false)                     \
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _uncached, false, false)
 
+// A warp per row with 16-byte packs and a scalar head and tail: unaligned rows of up to 256 packs.
+#define EMBEDNORM_WARP_ROW(OP_NAME, OP, NAME, T, PACK)                                          \
+  extern "C" __global__ void __launch_bounds__(256)                                             \
+      embednorm_warprow_##OP_NAME##_##NAME##_p##PACK EMBEDNORM_SIGNATURE(T) {                   \
+    (void)group;                                                                                \
+    block_rows<OP, T, PACK, false, false, true>(input, output, offsets, rows, width, eps,       \
+                                                weight, bias);                                  \
+  }
+
 // 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
 #define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \
   EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                                   \
+  EMBEDNORM_WARP_ROW(OP_NAME, OP, NAME, T, PACK)                                                \
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _aligned_cached, true, true)              \
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _aligned_uncached, false, true)
 

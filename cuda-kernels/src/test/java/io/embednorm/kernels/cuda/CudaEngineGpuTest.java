@@ -291,6 +291,18 @@ class CudaEngineGpuTest {
         }
       }
     }
+    // A warp per row with 16-byte packs and a scalar head and tail, for unaligned rows.
+    if ((width + vector - 1) / vector <= 256) {
+      plans.add(
+          new LaunchPlan(
+              "embednorm_warprow_" + name + "_p" + vector,
+              "warp-row",
+              3,
+              LaunchPlan.WARP_PATH_BLOCK,
+              0,
+              32,
+              vector));
+    }
     // The block path takes 16-byte packs at any width (scalar head and tail) or single elements.
     int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
     List<String> blockKernels = new ArrayList<>();
