@@ -1,6 +1,7 @@
 package io.embednorm.spark;
 
 import io.embednorm.kernels.Op;
+import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.internal.FunctionDocumentation;
 import org.apache.spark.sql.SparkSessionExtensions;
@@ -21,6 +22,10 @@ import scala.runtime.BoxedUnit;
  *
  * <p>The functions are session system functions: {@code SHOW FUNCTIONS} lists them, {@code DESCRIBE
  * FUNCTION EXTENDED} shows their usage and examples, and temporary views may use them.
+ *
+ * <p>It also installs a check rule that applies {@link EmbedNormConfig#DEVICE} at analysis: {@code
+ * spark.embednorm.device=gpu} with no usable GPU fails the query, saying why. Every query runs on
+ * the CPU row path until the columnar GPU operator lands.
  */
 public final class EmbedNormExtensions implements Function1<SparkSessionExtensions, BoxedUnit> {
 
@@ -36,6 +41,7 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
           new Tuple3<>(
               FunctionIdentifier.apply(op.sqlName()), FunctionDocumentation.describe(op), builder));
     }
+    extensions.injectCheckRule(session -> new DeviceCheckRule(session));
     return BoxedUnit.UNIT;
   }
 }

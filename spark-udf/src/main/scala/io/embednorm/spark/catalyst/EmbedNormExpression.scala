@@ -4,7 +4,7 @@ import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
 import io.embednorm.kernels.{EmbedNormException, Normalization, Op}
-import io.embednorm.spark.internal.{FunctionSignature, RowNormalizer}
+import io.embednorm.spark.internal.{DevicePolicy, FunctionSignature, RowNormalizer}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult.{DataTypeMismatch, TypeCheckFailure, TypeCheckSuccess}
@@ -12,6 +12,7 @@ import org.apache.spark.sql.catalyst.expressions.{Expression, ImplicitCastInputT
 import org.apache.spark.sql.catalyst.expressions.codegen.{CodeGenerator, CodegenContext, ExprCode}
 import org.apache.spark.sql.catalyst.expressions.codegen.Block._
 import org.apache.spark.sql.catalyst.util.{toPrettySQL, ArrayData}
+import org.apache.spark.sql.internal.SQLConf
 import org.apache.spark.sql.types._
 
 /**
@@ -149,7 +150,20 @@ case class EmbedNormExpression(op: Op, children: Seq[Expression])
   /** Whether rows are `array<float>`; valid once analysis has succeeded. */
   @transient private lazy val floatRows: Boolean = elementType == FloatType
 
+  /**
+   * Applies `spark.embednorm.device` where the expression is compiled or first evaluated: the
+   * check rule of the extension does so at analysis, but DataFrame functions also work in sessions
+   * without it.
+   */
+  @transient private var deviceChecked = false
+
+  private def checkDevice(): Unit = if (!deviceChecked) {
+    DevicePolicy.check(SQLConf.get, op.sqlName)
+    deviceChecked = true
+  }
+
   override def eval(input: InternalRow): Any = {
+    checkDevice()
     val row = children.head.eval(input).asInstanceOf[ArrayData]
     if (row == null) {
       null
@@ -161,6 +175,7 @@ case class EmbedNormExpression(op: Op, children: Seq[Expression])
   }
 
   override protected def doGenCode(context: CodegenContext, result: ExprCode): ExprCode = {
+    checkDevice()
     val normalizationReference =
       context.addReferenceObj("normalization", normalization, classOf[Normalization].getName)
     val input = children.head.genCode(context)
