@@ -1,8 +1,8 @@
 package io.embednorm.jobs;
 
 /**
- * What a run of the normalize job did: rows written, row width when all rows share one (else -1),
- * the wall-clock seconds of the read-normalize-write pass, and where the work ran and why.
+ * What a run of the normalize job did: rows written, where, the wall-clock seconds of the
+ * read-normalize-write pass, and where the work ran and why.
  */
 public record JobReport(long rows, String output, double seconds, String device) {
 

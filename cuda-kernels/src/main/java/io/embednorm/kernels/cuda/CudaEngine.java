@@ -11,7 +11,6 @@ import io.embednorm.kernels.Device;
 import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
-import io.embednorm.kernels.Op;
 import io.embednorm.kernels.RowBatch;
 import java.nio.ByteBuffer;
 import jcuda.Pointer;
@@ -66,12 +65,6 @@ public final class CudaEngine implements NormalizationEngine {
         + ", sm_"
         + context.computeCapability()
         + ")";
-  }
-
-  /** The kernel and launch shape a batch of this type and widest row would get. */
-  public LaunchPlan plan(Op op, ElementType type, int maxWidth, long rows, boolean vectorizable) {
-    context.makeCurrent();
-    return LaunchPlan.plan(op, type, maxWidth, rows, vectorizable, context, module);
   }
 
   @Override
