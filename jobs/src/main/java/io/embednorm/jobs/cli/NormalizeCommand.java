@@ -3,10 +3,9 @@ package io.embednorm.jobs.cli;
 import io.embednorm.arrow.ArrowFiles;
 import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.arrow.NormalizeResult;
-import io.embednorm.jobs.JobOptions;
+import io.embednorm.jobs.NormalizationOptions;
 import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -14,6 +13,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 
@@ -31,32 +31,13 @@ final class NormalizeCommand implements Callable<Integer> {
   @Option(names = "--output", required = true, description = "Arrow IPC file to write.")
   Path output;
 
-  @Option(
-      names = "--op",
-      required = true,
-      description = "rms_norm, layer_norm, softmax, log_softmax or l2_normalize.")
-  String op;
+  @Mixin NormalizationOptions options;
 
   @Option(
       names = "--column",
       defaultValue = "embedding",
       description = "Column to normalize (default: ${DEFAULT-VALUE}).")
   String column;
-
-  @Option(names = "--eps", description = "Epsilon (default: the op's).")
-  Double epsilon;
-
-  @Option(names = "--weight", description = "File of D numbers: RMSNorm's w or LayerNorm's gamma.")
-  Path weight;
-
-  @Option(names = "--bias", description = "File of D numbers: LayerNorm's beta.")
-  Path bias;
-
-  @Option(
-      names = "--device",
-      defaultValue = "auto",
-      description = "auto, cpu or gpu (default: ${DEFAULT-VALUE}).")
-  String device;
 
   /**
    * {@code bin/embednorm normalize} starts here rather than in {@link EmbedNormCli}, on a class
@@ -101,8 +82,8 @@ final class NormalizeCommand implements Callable<Integer> {
 
   @Override
   public Integer call() {
-    Normalization normalization = JobOptions.normalization(Op.fromName(op), epsilon, weight, bias);
-    DeviceChoice choice = DeviceChoice.fromName(device);
+    Normalization normalization = options.normalization();
+    DeviceChoice choice = options.device();
     long start = System.nanoTime();
     try (BufferAllocator allocator = new RootAllocator();
         ArrowNormalizer normalizer = ArrowNormalizer.create(allocator, choice)) {
