@@ -121,21 +121,7 @@ public final class KernelBenchmark {
       List<Op> ops,
       double gib,
       int repeats) {
-    long rows = Math.max(1, (long) (gib * (1L << 30) / ((long) width * type.byteWidth())));
-    long bytes = rows * width * type.byteWidth();
-    CUstream stream = new CUstream();
-    cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
-    try (DeviceBuffer input = new DeviceBuffer(bytes, "benchmark input");
-        DeviceBuffer output = new DeviceBuffer(bytes, "benchmark output")) {
-      fillRandom(input, bytes, type);
-      double copyGbs =
-          2.0
-              * bytes
-              / median(
-                  stream,
-                  repeats,
-                  () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream))
-              / 1e6;
+    try (Workload workload = new Workload(type, width, gib, repeats)) {
       StringBuilder row =
           new StringBuilder(
               String.format(
@@ -143,33 +129,15 @@ public final class KernelBenchmark {
                   "%-5s %6d %9d %8.0f",
                   LaunchPlan.typeName(type),
                   width,
-                  rows,
-                  copyGbs));
+                  workload.rows,
+                  workload.copyGbs));
       boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
       LaunchPlan plan = null;
       for (Op op : ops) {
-        plan = LaunchPlan.plan(op, type, width, rows, vectorizable, context, module);
-        LaunchPlan planned = plan;
-        Normalization normalization = Normalization.of(op);
-        double milliseconds =
-            median(
-                stream,
-                repeats,
-                () ->
-                    CudaLauncher.launch(
-                        planned,
-                        module,
-                        stream,
-                        normalization,
-                        input.pointer(),
-                        output.pointer(),
-                        new CUdeviceptr(),
-                        rows,
-                        width,
-                        new CUdeviceptr(),
-                        new CUdeviceptr()));
-        double gbs = 2.0 * bytes / milliseconds / 1e6;
-        row.append(String.format(Locale.ROOT, " %13.0f (%3.0f%%)", gbs, 100 * gbs / copyGbs));
+        plan = LaunchPlan.plan(op, type, width, workload.rows, vectorizable, context, module);
+        double gbs = workload.gbs(plan, module, Normalization.of(op), repeats);
+        row.append(
+            String.format(Locale.ROOT, " %13.0f (%3.0f%%)", gbs, 100 * gbs / workload.copyGbs));
       }
       row.append("  ")
           .append(plan.kernel())
@@ -180,8 +148,6 @@ public final class KernelBenchmark {
           .append(" grid ")
           .append(plan.grid());
       return row.toString();
-    } finally {
-      jcuda.driver.JCudaDriver.cuStreamDestroy(stream);
     }
   }
 
@@ -194,111 +160,134 @@ public final class KernelBenchmark {
       Op op,
       double gib,
       int repeats) {
-    long rows = Math.max(1, (long) (gib * (1L << 30) / ((long) width * type.byteWidth())));
-    long bytes = rows * width * type.byteWidth();
-    boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
-    int pack = vectorizable ? LaunchPlan.vectorWidth(type) : 1;
-    String stem = LaunchPlan.kernelStem(op, type);
-    List<LaunchPlan> plans = new ArrayList<>();
-    plans.add(LaunchPlan.plan(op, type, width, rows, vectorizable, context, module));
-    pack = LaunchPlan.vectorWidth(type);
-    for (int block : new int[] {64, 128, 256, 512, 1024}) {
-      if ((long) block * pack > 8L * width && block > 64) {
-        continue;
-      }
-      int cacheBytes = (width + pack) * (type == ElementType.FLOAT64 ? 8 : 4);
-      String cached = "embednorm_block_" + stem + "_p" + pack + "_cached";
-      if (cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
-        int active = LaunchPlan.occupancy(module, cached, block, cacheBytes);
-        if (active > 0) {
-          plans.add(
-              new LaunchPlan(
-                  cached,
-                  "block-cached",
-                  LaunchPlan.grid(rows, active, context),
-                  block,
-                  cacheBytes,
-                  1,
-                  pack));
+    try (Workload workload = new Workload(type, width, gib, repeats)) {
+      long rows = workload.rows;
+      boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
+      int pack = LaunchPlan.vectorWidth(type);
+      String stem = LaunchPlan.kernelStem(op, type);
+      List<LaunchPlan> plans = new ArrayList<>();
+      plans.add(LaunchPlan.plan(op, type, width, rows, vectorizable, context, module));
+      for (int block : new int[] {64, 128, 256, 512, 1024}) {
+        if ((long) block * pack > 8L * width && block > 64) {
+          continue;
         }
+        int cacheBytes = (width + pack) * (type == ElementType.FLOAT64 ? 8 : 4);
+        String cached = "embednorm_block_" + stem + "_p" + pack + "_cached";
+        if (cacheBytes <= module.dynamicSharedMemoryLimit(cached)) {
+          int active = LaunchPlan.occupancy(module, cached, block, cacheBytes);
+          if (active > 0) {
+            plans.add(
+                new LaunchPlan(
+                    cached,
+                    "block-cached",
+                    LaunchPlan.grid(rows, active, context),
+                    block,
+                    cacheBytes,
+                    1,
+                    pack));
+          }
+        }
+        String uncached = "embednorm_block_" + stem + "_p" + pack + "_uncached";
+        int active = Math.max(1, LaunchPlan.occupancy(module, uncached, block, 0));
+        plans.add(
+            new LaunchPlan(
+                uncached,
+                "block-uncached",
+                LaunchPlan.grid(rows, active, context),
+                block,
+                0,
+                1,
+                pack));
       }
-      String uncached = "embednorm_block_" + stem + "_p" + pack + "_uncached";
-      int active = Math.max(1, LaunchPlan.occupancy(module, uncached, block, 0));
-      plans.add(
-          new LaunchPlan(
-              uncached,
-              "block-uncached",
-              LaunchPlan.grid(rows, active, context),
-              block,
-              0,
-              1,
-              pack));
-    }
-    CUstream stream = new CUstream();
-    cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
-    StringBuilder line = new StringBuilder();
-    try (DeviceBuffer input = new DeviceBuffer(bytes, "benchmark input");
-        DeviceBuffer output = new DeviceBuffer(bytes, "benchmark output")) {
-      fillRandom(input, bytes, type);
-      double copy =
-          2.0
-              * bytes
-              / median(
-                  stream,
-                  repeats,
-                  () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream))
-              / 1e6;
       Normalization normalization = Normalization.of(op);
-      double best = 0;
-      String bestName = "";
-      double planned = 0;
-      for (LaunchPlan plan : plans) {
-        double gbs =
-            2.0
-                * bytes
-                / median(
-                    stream,
-                    repeats,
-                    () ->
-                        CudaLauncher.launch(
-                            plan,
-                            module,
-                            stream,
-                            normalization,
-                            input.pointer(),
-                            output.pointer(),
-                            new CUdeviceptr(),
-                            rows,
-                            width,
-                            new CUdeviceptr(),
-                            new CUdeviceptr()))
-                / 1e6;
-        if (planned == 0) {
-          planned = gbs;
-        }
+      double planned = workload.gbs(plans.get(0), module, normalization, repeats);
+      double best = planned;
+      LaunchPlan fastest = plans.get(0);
+      for (LaunchPlan plan : plans.subList(1, plans.size())) {
+        double gbs = workload.gbs(plan, module, normalization, repeats);
         if (gbs > best) {
           best = gbs;
-          bestName = plan.path() + " block " + plan.block() + " group " + plan.group();
+          fastest = plan;
         }
       }
-      line.append(
-          String.format(
-              Locale.ROOT,
-              "%-5s %6d %-13s copy %5.0f  planned %5.0f (%3.0f%%) %-14s best %5.0f (%3.0f%%) %s",
-              LaunchPlan.typeName(type),
-              width,
-              op.sqlName(),
-              copy,
-              planned,
-              100 * planned / copy,
-              plans.get(0).path(),
-              best,
-              100 * best / copy,
-              bestName));
-    } finally {
+      double copy = workload.copyGbs;
+      return String.format(
+          Locale.ROOT,
+          "%-5s %6d %-13s copy %5.0f  planned %5.0f (%3.0f%%) %-14s best %5.0f (%3.0f%%) %s",
+          LaunchPlan.typeName(type),
+          width,
+          op.sqlName(),
+          copy,
+          planned,
+          100 * planned / copy,
+          plans.get(0).path(),
+          best,
+          100 * best / copy,
+          fastest.path() + " block " + fastest.block() + " group " + fastest.group());
+    }
+  }
+
+  /**
+   * One width's rows on the device: about {@code gib} GiB of random input, an output of the same
+   * size, a stream, and the bandwidth of a device-to-device copy of those bytes. Closing frees all.
+   */
+  private static final class Workload implements AutoCloseable {
+    private final int width;
+    private final long rows;
+    private final long bytes;
+    private final CUstream stream = new CUstream();
+    private final DeviceBuffer input;
+    private final DeviceBuffer output;
+    private final double copyGbs;
+
+    Workload(ElementType type, int width, double gib, int repeats) {
+      this.width = width;
+      this.rows = Math.max(1, (long) (gib * (1L << 30) / ((long) width * type.byteWidth())));
+      this.bytes = rows * width * type.byteWidth();
+      cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+      this.input = new DeviceBuffer(bytes, "benchmark input");
+      this.output = new DeviceBuffer(bytes, "benchmark output");
+      fillRandom(input, bytes, type);
+      this.copyGbs =
+          gigabytesPerSecond(
+              median(
+                  stream,
+                  repeats,
+                  () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream)));
+    }
+
+    /** Effective GB/s of {@code plan} normalizing the input into the output. */
+    double gbs(LaunchPlan plan, KernelModule module, Normalization normalization, int repeats) {
+      return gigabytesPerSecond(
+          median(
+              stream,
+              repeats,
+              () ->
+                  CudaLauncher.launch(
+                      plan,
+                      module,
+                      stream,
+                      normalization,
+                      input.pointer(),
+                      output.pointer(),
+                      new CUdeviceptr(),
+                      rows,
+                      width,
+                      new CUdeviceptr(),
+                      new CUdeviceptr())));
+    }
+
+    /** Bytes read once and written once, over the time. */
+    private double gigabytesPerSecond(double milliseconds) {
+      return 2.0 * bytes / milliseconds / 1e6;
+    }
+
+    @Override
+    public void close() {
+      input.close();
+      output.close();
       jcuda.driver.JCudaDriver.cuStreamDestroy(stream);
     }
-    return line.toString();
   }
 
   /** The median time in milliseconds of {@code work} on {@code stream}, after warm-up. */
