@@ -78,11 +78,13 @@ public final class ArrowFiles {
               batch.getSchema().getFields(), column, "the file '" + input + "'");
       try (ArrowOutputFile target =
           ArrowOutputFile.create(output, batch.getSchema(), allocator, source.dictionaries())) {
+        NormalizationMetrics metrics = new NormalizationMetrics();
         long rows = 0;
         int batches = 0;
         while (source.loadNextBatch()) {
           try (FieldVector normalized =
-              normalizer.normalize(batch.getVector(columnIndex), normalization, rows)) {
+              normalizer.normalize(
+                  batch.getVector(columnIndex), List.of(normalization), metrics, rows)) {
             moveInto(batch, columnIndex, normalized, target.root());
           }
           target.writeBatch();

@@ -5,7 +5,9 @@ import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.EngineSelection;
 import io.embednorm.kernels.Engines;
+import io.embednorm.kernels.GpuSettings;
 import io.embednorm.kernels.Normalization;
+import java.util.List;
 import java.util.Objects;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -22,39 +24,64 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * element becomes null, empty rows stay empty. The engine reads the input's element buffer in place
  * and writes straight into the result's.
  *
- * <p>Thread-safe. {@link #close()} frees the engine (device resources), never the allocator or any
- * vector.
+ * <p>On a GPU, rows go to the device in chunks ({@link Builder#gpuChunkBytes}) through a pipeline
+ * whose copies and kernels overlap; Arrow memory that is pinned ({@link PinnedAllocators}) copies
+ * at full speed, other memory is registered with the driver for the call (or, where that fails,
+ * copied through staging). Chains of normalizations ({@code l2_normalize(rms_norm(x))}) run on the
+ * device without a round trip to the host between steps.
+ *
+ * <p>Thread-safe: several threads may normalize at once (on a GPU, up to {@link
+ * Builder#gpuConcurrency} at a time; the others wait). {@link #close()} frees the engine (device
+ * resources), never the allocator or any vector.
  */
 public final class ArrowNormalizer implements AutoCloseable {
   /**
-   * Rows are handed to the engine in runs of at most this many bytes (buffer views end at 2 GiB).
+   * Rows are handed to the CPU engine in runs of at most this many bytes (buffer views end at 2
+   * GiB).
    */
   static final long DEFAULT_CHUNK_BYTES = 1L << 30;
+
+  /** Bytes per GPU chunk unless the builder says otherwise (see docs/PERFORMANCE.md). */
+  public static final long DEFAULT_GPU_CHUNK_BYTES = 16L << 20;
 
   private final BufferAllocator allocator;
   private final EngineSelection selection;
   private final long chunkByteLimit;
+  private final long gpuChunkBytes;
   private volatile boolean closed;
 
   ArrowNormalizer(BufferAllocator allocator, EngineSelection selection, long chunkByteLimit) {
+    this(allocator, selection, chunkByteLimit, DEFAULT_GPU_CHUNK_BYTES);
+  }
+
+  ArrowNormalizer(
+      BufferAllocator allocator,
+      EngineSelection selection,
+      long chunkByteLimit,
+      long gpuChunkBytes) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.selection = Objects.requireNonNull(selection, "selection");
     if (chunkByteLimit < 1 || chunkByteLimit > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("chunkByteLimit out of range: " + chunkByteLimit);
     }
     this.chunkByteLimit = chunkByteLimit;
+    this.gpuChunkBytes = gpuChunkBytes;
   }
 
   /**
-   * A normalizer on the device that {@code device} resolves to (see {@link Engines#select}); its
-   * results are allocated from {@code allocator}, which stays the caller's and must outlive them.
+   * A normalizer on the device that {@code device} resolves to (see {@link Engines#select}), with
+   * default settings; its results are allocated from {@code allocator}, which stays the caller's
+   * and must outlive them.
    *
    * @throws EmbedNormException when {@code gpu} is asked for and no GPU is usable
    */
   public static ArrowNormalizer create(BufferAllocator allocator, DeviceChoice device) {
-    Objects.requireNonNull(allocator, "allocator");
-    return new ArrowNormalizer(
-        allocator, Engines.select(Objects.requireNonNull(device, "device")), DEFAULT_CHUNK_BYTES);
+    return builder(allocator).device(device).build();
+  }
+
+  /** Starts a normalizer whose results come from {@code allocator} (the caller's). */
+  public static Builder builder(BufferAllocator allocator) {
+    return new Builder(allocator);
   }
 
   /** Where the normalization runs. */
@@ -94,22 +121,47 @@ public final class ArrowNormalizer implements AutoCloseable {
    *     bias does not fit a row (the message names the row)
    */
   public FieldVector normalize(FieldVector input, Normalization normalization) {
-    return normalize(input, normalization, 0);
+    Objects.requireNonNull(normalization, "normalization");
+    return normalize(input, List.of(normalization), new NormalizationMetrics(), 0);
   }
 
   /**
-   * As {@link #normalize(FieldVector, Normalization)}, numbering rows from {@code firstRowIndex}.
+   * Applies {@code steps} in order to every row of {@code input} (the first step's output is the
+   * second step's input, and so on) into a new vector of the same field, adding what it did to
+   * {@code metrics}. On a GPU the intermediate results stay on the device. The caller closes the
+   * result; {@code input} stays the caller's.
+   *
+   * @throws EmbedNormException when {@code steps} is empty, the type of {@code input} is not
+   *     supported, or a weight or bias does not fit a row (the message names the row)
    */
-  FieldVector normalize(FieldVector input, Normalization normalization, long firstRowIndex) {
+  public FieldVector normalize(
+      FieldVector input, List<Normalization> steps, NormalizationMetrics metrics) {
+    return normalize(input, steps, metrics, 0);
+  }
+
+  /**
+   * As {@link #normalize(FieldVector, List, NormalizationMetrics)}, numbering rows from {@code
+   * firstRowIndex}.
+   */
+  FieldVector normalize(
+      FieldVector input,
+      List<Normalization> steps,
+      NormalizationMetrics metrics,
+      long firstRowIndex) {
     Objects.requireNonNull(input, "input");
-    Objects.requireNonNull(normalization, "normalization");
+    Objects.requireNonNull(steps, "steps");
+    Objects.requireNonNull(metrics, "metrics");
     ListColumn column = ListColumn.of(input);
+    if (steps.isEmpty()) {
+      throw new EmbedNormException(
+          "Cannot normalize column '" + column.name() + "': no normalization was given");
+    }
     if (closed) {
       throw new EmbedNormException(
           "Cannot normalize column '" + column.name() + "': the normalizer is closed");
     }
-    return new ChunkedNormalization(selection.engine(), normalization, chunkByteLimit)
-        .normalize(column, allocator, firstRowIndex);
+    return new ChunkedNormalization(selection.engine(), steps, chunkByteLimit, gpuChunkBytes)
+        .normalize(column, allocator, firstRowIndex, metrics);
   }
 
   /** The allocator results come from. */
@@ -123,6 +175,62 @@ public final class ArrowNormalizer implements AutoCloseable {
     if (!closed) {
       closed = true;
       selection.close();
+    }
+  }
+
+  /** Settings of a normalizer; every one has a default. */
+  public static final class Builder {
+    private final BufferAllocator allocator;
+    private DeviceChoice device = DeviceChoice.AUTO;
+    private GpuSettings gpu = GpuSettings.DEFAULT;
+    private long gpuChunkBytes = DEFAULT_GPU_CHUNK_BYTES;
+
+    private Builder(BufferAllocator allocator) {
+      this.allocator = Objects.requireNonNull(allocator, "allocator");
+    }
+
+    /** Where to run: {@code auto} (default), {@code cpu} or {@code gpu}. */
+    public Builder device(DeviceChoice choice) {
+      this.device = Objects.requireNonNull(choice, "device");
+      return this;
+    }
+
+    /** The CUDA device to use (default 0), e.g. the one Spark assigned to the task. */
+    public Builder gpuOrdinal(int ordinal) {
+      this.gpu = gpu.withOrdinal(ordinal);
+      return this;
+    }
+
+    /** How many threads may use the GPU at once (default 2); the others wait their turn. */
+    public Builder gpuConcurrency(int users) {
+      this.gpu = gpu.withConcurrentUsers(users);
+      return this;
+    }
+
+    /**
+     * Bytes of rows per GPU chunk (default {@link #DEFAULT_GPU_CHUNK_BYTES}); a row wider than a
+     * chunk goes alone. Smaller chunks overlap sooner, larger ones pay less per-chunk overhead.
+     */
+    public Builder gpuChunkBytes(long bytes) {
+      if (bytes < 1 || bytes > Integer.MAX_VALUE) {
+        throw new EmbedNormException(
+            "Cannot set the GPU chunk size to "
+                + bytes
+                + " bytes: it must be between 1 and "
+                + Integer.MAX_VALUE);
+      }
+      this.gpuChunkBytes = bytes;
+      return this;
+    }
+
+    /**
+     * The normalizer; the caller closes it.
+     *
+     * @throws EmbedNormException when {@code gpu} is asked for and no GPU is usable
+     */
+    public ArrowNormalizer build() {
+      return new ArrowNormalizer(
+          allocator, Engines.select(device, gpu), DEFAULT_CHUNK_BYTES, gpuChunkBytes);
     }
   }
 }

@@ -4,9 +4,11 @@ import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
 import io.embednorm.kernels.RowBatch;
+import io.embednorm.kernels.cuda.CudaEngine;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.util.Arrays;
+import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -14,9 +16,10 @@ import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 
 /**
- * Normalizes one list column into a new vector: hands the engine views of the input's and the
- * output's element buffers (no copies), in runs of rows whose bytes stay within a limit, then sets
- * the output's validity.
+ * Normalizes one list column into a new vector: hands the engine the input's and the output's
+ * element buffers (no copies; views for the CPU engine, addresses for the GPU pipeline), in runs of
+ * rows whose bytes stay within a limit, then sets the output's validity. A chain of steps runs the
+ * first from the input to the output and the others in place.
  *
  * <p>A row is valid when it is not null and none of its elements is null; invalid rows come out
  * null, with zeroed elements. Invalid rows are normalized along with their neighbours (their
@@ -25,14 +28,19 @@ import org.apache.arrow.vector.FieldVector;
  */
 final class ChunkedNormalization {
   private final NormalizationEngine engine;
-  private final Normalization normalization;
+  private final List<Normalization> steps;
   private final long chunkByteLimit;
+  private final long gpuChunkBytes;
 
   ChunkedNormalization(
-      NormalizationEngine engine, Normalization normalization, long chunkByteLimit) {
+      NormalizationEngine engine,
+      List<Normalization> steps,
+      long chunkByteLimit,
+      long gpuChunkBytes) {
     this.engine = engine;
-    this.normalization = normalization;
+    this.steps = List.copyOf(steps);
     this.chunkByteLimit = chunkByteLimit;
+    this.gpuChunkBytes = gpuChunkBytes;
   }
 
   /**
@@ -40,7 +48,12 @@ final class ChunkedNormalization {
    *
    * @param firstRowIndex the index of the column's first row in messages
    */
-  FieldVector normalize(ListColumn input, BufferAllocator allocator, long firstRowIndex) {
+  FieldVector normalize(
+      ListColumn input,
+      BufferAllocator allocator,
+      long firstRowIndex,
+      NormalizationMetrics metrics) {
+    long started = System.nanoTime();
     int rows = input.rows();
     long base = input.boundary(0);
     long end = input.boundary(rows);
@@ -48,8 +61,16 @@ final class ChunkedNormalization {
     boolean[] valid = validRows(input);
     FieldVector output = input.allocateOutput(allocator, (int) (end - base));
     try {
-      new Runs(input, valid, output, firstRowIndex).submitAll();
+      boolean gpu = engine instanceof CudaEngine;
+      try (RunSink sink =
+          gpu
+              ? new GpuPipeline((CudaEngine) engine, steps, input, output, firstRowIndex, metrics)
+              : new CpuRuns(input, output, firstRowIndex, metrics)) {
+        new Runs(input, valid, gpu ? gpuChunkBytes : chunkByteLimit, firstRowIndex).submitAll(sink);
+        sink.finish();
+      }
       setValidity(input, valid, output);
+      metrics.addCall(rows, System.nanoTime() - started);
       return output;
     } catch (RuntimeException | Error failure) {
       output.close();
@@ -123,41 +144,96 @@ final class ChunkedNormalization {
     BitRanges.set(elementValidity, validFrom, input.boundary(valid.length) - base);
   }
 
-  /** Splits the rows into runs and hands each to the engine. */
-  private final class Runs {
+  /** Takes runs of rows, [from, to), whose widths fit every step. */
+  interface RunSink extends AutoCloseable {
+    void run(int from, int to);
+
+    /** Called once after the last run, before the output is read. */
+    void finish();
+
+    /** Frees what the sink holds; after a failure, waits for work in flight first. */
+    @Override
+    void close();
+  }
+
+  /** Hands runs to a CPU engine as views of the Arrow buffers, one step after another. */
+  private final class CpuRuns implements RunSink {
     private final ListColumn input;
-    private final boolean[] valid;
     private final long firstRowIndex;
+    private final NormalizationMetrics metrics;
     private final long base;
     private final int byteWidth;
     private final ArrowBuf inputData;
     private final ArrowBuf outputData;
 
-    Runs(ListColumn input, boolean[] valid, FieldVector output, long firstRowIndex) {
+    CpuRuns(
+        ListColumn input, FieldVector output, long firstRowIndex, NormalizationMetrics metrics) {
       this.input = input;
-      this.valid = valid;
       this.firstRowIndex = firstRowIndex;
+      this.metrics = metrics;
       this.base = input.boundary(0);
       this.byteWidth = input.type().byteWidth();
       this.inputData = input.elements().getDataBuffer();
       this.outputData = ListColumn.elementsOf(output).getDataBuffer();
     }
 
-    void submitAll() {
+    @Override
+    public void run(int from, int to) {
+      long started = System.nanoTime();
+      long start = input.boundary(from);
+      int bytes = (int) ((input.boundary(to) - start) * byteWidth);
+      ByteBuffer out = outputData.nioBuffer((start - base) * byteWidth, bytes);
+      ByteBuffer in = inputData.nioBuffer(start * byteWidth, bytes);
+      for (Normalization step : steps) {
+        int width = input.fixedWidth();
+        RowBatch batch =
+            width >= 0
+                ? RowBatch.fixedWidth(input.type(), to - from, width, in, out)
+                : RowBatch.ragged(input.type(), IntBuffer.wrap(input.offsets(from, to)), in, out);
+        engine.normalize(step, batch.withFirstRowIndex(firstRowIndex + from));
+        in = out;
+      }
+      metrics.addCpu(System.nanoTime() - started);
+    }
+
+    @Override
+    public void finish() {}
+
+    @Override
+    public void close() {}
+  }
+
+  /** Splits the rows into runs of at most a byte limit and hands each to a sink. */
+  private final class Runs {
+    private final ListColumn input;
+    private final boolean[] valid;
+    private final long firstRowIndex;
+    private final long limit;
+    private final int byteWidth;
+
+    Runs(ListColumn input, boolean[] valid, long limit, long firstRowIndex) {
+      this.input = input;
+      this.valid = valid;
+      this.firstRowIndex = firstRowIndex;
+      this.limit = limit;
+      this.byteWidth = input.type().byteWidth();
+    }
+
+    void submitAll(RunSink sink) {
       int runStart = 0;
       for (int row = 0; row < valid.length; row++) {
         if (!valid[row] && !fits(width(row))) {
-          submit(runStart, row);
+          submit(sink, runStart, row);
           runStart = row + 1;
-        } else if (row > runStart && bytes(runStart, row + 1) > chunkByteLimit) {
-          submit(runStart, row);
+        } else if (row > runStart && bytes(runStart, row + 1) > limit) {
+          submit(sink, runStart, row);
           runStart = row;
         }
       }
-      submit(runStart, valid.length);
+      submit(sink, runStart, valid.length);
     }
 
-    private void submit(int from, int to) {
+    private void submit(RunSink sink, int from, int to) {
       long bytes = bytes(from, to);
       if (bytes == 0) {
         return;
@@ -174,24 +250,7 @@ final class ChunkedNormalization {
                 + Integer.MAX_VALUE
                 + ")");
       }
-      long start = input.boundary(from);
-      ByteBuffer in = inputData.nioBuffer(start * byteWidth, (int) bytes);
-      ByteBuffer out = outputData.nioBuffer((start - base) * byteWidth, (int) bytes);
-      int width = input.fixedWidth();
-      RowBatch batch =
-          width >= 0
-              ? RowBatch.fixedWidth(input.type(), to - from, width, in, out)
-              : RowBatch.ragged(input.type(), offsets(from, to), in, out);
-      engine.normalize(normalization, batch.withFirstRowIndex(firstRowIndex + from));
-    }
-
-    private IntBuffer offsets(int from, int to) {
-      int[] offsets = new int[to - from + 1];
-      long start = input.boundary(from);
-      for (int row = from; row <= to; row++) {
-        offsets[row - from] = (int) (input.boundary(row) - start);
-      }
-      return IntBuffer.wrap(offsets);
+      sink.run(from, to);
     }
 
     private long bytes(int from, int to) {
@@ -203,9 +262,16 @@ final class ChunkedNormalization {
     }
 
     private boolean fits(int width) {
-      return width == 0
-          || ((!normalization.hasWeight() || normalization.weight().length == width)
-              && (!normalization.hasBias() || normalization.bias().length == width));
+      if (width == 0) {
+        return true;
+      }
+      for (Normalization step : steps) {
+        if ((step.hasWeight() && step.weight().length != width)
+            || (step.hasBias() && step.bias().length != width)) {
+          return false;
+        }
+      }
+      return true;
     }
   }
 }

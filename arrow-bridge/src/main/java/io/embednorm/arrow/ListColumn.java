@@ -64,6 +64,16 @@ abstract class ListColumn {
 
   abstract boolean isNullRow(int row);
 
+  /** The boundaries of rows {@code [from, to]} counted from row {@code from}'s start. */
+  int[] offsets(int from, int to) {
+    int[] offsets = new int[to - from + 1];
+    long start = boundary(from);
+    for (int row = from; row <= to; row++) {
+      offsets[row - from] = (int) (boundary(row) - start);
+    }
+    return offsets;
+  }
+
   /** How many rows are null (from the validity buffer, a word at a time). */
   abstract int nullRows();
 

@@ -20,6 +20,11 @@ public final class Engines {
    * with no usable GPU throws, saying why.
    */
   public static EngineSelection select(DeviceChoice choice) {
+    return select(choice, GpuSettings.DEFAULT);
+  }
+
+  /** As {@link #select(DeviceChoice)}, a GPU engine taking {@code gpu}'s device and user limit. */
+  public static EngineSelection select(DeviceChoice choice, GpuSettings gpu) {
     switch (choice) {
       case CPU:
         return new EngineSelection(new CpuEngine(), "cpu was requested");
@@ -29,14 +34,14 @@ public final class Engines {
           throw new EmbedNormException(
               "Cannot use device gpu: " + unavailable + "; use device auto or cpu");
         }
-        CudaEngine requested = new CudaEngine(0);
+        CudaEngine requested = new CudaEngine(gpu);
         return new EngineSelection(requested, "gpu was requested: " + requested.description());
       case AUTO:
       default:
         String why = CudaEngine.unavailableReason();
         if (why == null) {
           try {
-            CudaEngine chosen = new CudaEngine(0);
+            CudaEngine chosen = new CudaEngine(gpu);
             return logged(new EngineSelection(chosen, "auto chose " + chosen.description()));
           } catch (EmbedNormException failure) {
             why = "the CUDA engine could not start: " + failure.getMessage();

@@ -9,34 +9,166 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.embednorm.kernels.Device;
 import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.GpuSettings;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
 import io.embednorm.kernels.RowBatch;
 import java.nio.ByteBuffer;
+import java.util.List;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.Semaphore;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
 /**
- * The CUDA engine: copies a batch to the device, runs the kernel its widths call for, and copies
- * the result back. Thread-safe: each call makes the shared primary context current and works on its
- * own stream and device buffers, which it frees before returning. The pipelined, pinned, pooled
- * path over Arrow buffers builds on this.
+ * The CUDA engine, two ways in. {@link #normalize} copies a batch of any host buffers to the
+ * device, runs the kernel its widths call for, and copies the result back, synchronously, on
+ * buffers it frees before returning. {@link #openSession} is the pipelined path over host memory by
+ * address (Arrow buffers): chunks overlap on several streams, and the device buffers of those
+ * streams are pooled by the engine across sessions.
+ *
+ * <p>Thread-safe: each call makes the shared primary context current. At most {@link
+ * #concurrentUsers()} sessions are open at once; more wait. {@link #close()} frees the pooled
+ * streams and device memory; close it after the last session.
  */
 public final class CudaEngine implements NormalizationEngine {
+  /** Streams per session: upload, kernels and download of three chunks overlap. */
+  static final int LANES = 3;
+
   /** Tests fill device outputs with NaN bytes first, so that an unwritten element shows. */
   private static volatile boolean poisonOutputs;
 
   private final CudaContext context;
   private final KernelModule module;
   private final String deviceName;
+  private final int concurrentUsers;
+  private final Semaphore permits;
+  private final ConcurrentLinkedDeque<Lane[]> idleLanes = new ConcurrentLinkedDeque<>();
+  private volatile boolean closed;
 
   /** An engine on device {@code ordinal}; throws, saying why, when CUDA cannot be used. */
   public CudaEngine(int ordinal) {
+    this(GpuSettings.DEFAULT.withOrdinal(ordinal));
+  }
+
+  /**
+   * An engine on the settings' device that lets their number of sessions run at once; throws,
+   * saying why, when CUDA cannot be used.
+   */
+  public CudaEngine(GpuSettings settings) {
+    int ordinal = settings.ordinal();
+    int concurrentUsers = settings.concurrentUsers();
     this.context = CudaContext.of(ordinal);
     this.module = KernelModule.of(context);
     this.deviceName = CudaAvailability.get().deviceName();
+    this.concurrentUsers = concurrentUsers;
+    this.permits = new Semaphore(concurrentUsers, true);
+  }
+
+  /** How many sessions may be open at once. */
+  public int concurrentUsers() {
+    return concurrentUsers;
+  }
+
+  /**
+   * Opens a session that runs {@code steps} in order on rows of {@code type}, waiting while {@link
+   * #concurrentUsers()} others are open. The caller closes it.
+   */
+  public GpuSession openSession(List<Normalization> steps, ElementType type) {
+    if (closed) {
+      throw new EmbedNormException("Cannot open GPU session: the engine is closed");
+    }
+    try {
+      permits.acquire();
+    } catch (InterruptedException interrupted) {
+      Thread.currentThread().interrupt();
+      throw new EmbedNormException(
+          "Cannot open GPU session: interrupted while waiting for one of "
+              + concurrentUsers
+              + " GPU slots",
+          interrupted);
+    }
+    Lane[] lanes = null;
+    try {
+      context.makeCurrent();
+      lanes = idleLanes.pollFirst();
+      if (lanes == null) {
+        lanes = newLanes();
+      }
+      return new GpuSession(this, lanes, steps, type);
+    } catch (RuntimeException | Error failure) {
+      if (lanes == null) {
+        permits.release();
+      }
+      throw failure;
+    }
+  }
+
+  /** Device bytes held by idle sessions' lanes (pooled for reuse). */
+  public long pooledDeviceBytes() {
+    long bytes = 0;
+    for (Lane[] lanes : idleLanes) {
+      for (Lane lane : lanes) {
+        bytes += lane.deviceBytes();
+      }
+    }
+    return bytes;
+  }
+
+  /** Frees the pooled lanes of idle sessions (their streams and device memory). */
+  public void releasePooled() {
+    context.makeCurrent();
+    Lane[] lanes;
+    while ((lanes = idleLanes.pollFirst()) != null) {
+      closeAll(lanes);
+    }
+  }
+
+  CudaContext context() {
+    return context;
+  }
+
+  KernelModule module() {
+    return module;
+  }
+
+  static boolean poisonsOutputs() {
+    return poisonOutputs;
+  }
+
+  /** Takes back a closed session's lanes and permit. */
+  void release(Lane[] lanes) {
+    if (closed) {
+      context.makeCurrent();
+      closeAll(lanes);
+    } else {
+      idleLanes.addFirst(lanes);
+    }
+    permits.release();
+  }
+
+  private static Lane[] newLanes() {
+    Lane[] lanes = new Lane[LANES];
+    try {
+      for (int index = 0; index < LANES; index++) {
+        lanes[index] = new Lane();
+      }
+      return lanes;
+    } catch (RuntimeException | Error failure) {
+      closeAll(lanes);
+      throw failure;
+    }
+  }
+
+  private static void closeAll(Lane[] lanes) {
+    for (Lane lane : lanes) {
+      if (lane != null) {
+        lane.close();
+      }
+    }
   }
 
   /**
@@ -171,8 +303,12 @@ public final class CudaEngine implements NormalizationEngine {
   }
 
   /**
-   * Nothing to free: contexts and modules live as long as the process, buffers as long as a call.
+   * Frees the pooled lanes; lanes of sessions still open are freed when those close. Contexts and
+   * modules live as long as the process. Idempotent.
    */
   @Override
-  public void close() {}
+  public void close() {
+    closed = true;
+    releasePooled();
+  }
 }

@@ -1,0 +1,170 @@
+package io.embednorm.arrow;
+
+import io.embednorm.kernels.GpuOutOfMemoryException;
+import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.RowBatch;
+import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.kernels.cuda.GpuSession;
+import io.embednorm.kernels.cuda.HostPin;
+import io.embednorm.kernels.cuda.PinnedHostMemory;
+import io.embednorm.kernels.cuda.TransferTimes;
+import java.nio.ByteBuffer;
+import java.nio.IntBuffer;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.vector.FieldVector;
+
+/**
+ * Sends runs of a column's rows through a {@link GpuSession}: straight from the input's element
+ * buffer to the device and back into the output's, by address. Both buffers are pinned for the call
+ * first (nothing to do for pinned Arrow memory; registration otherwise; pageable copies where
+ * neither works). A run that does not fit the device is split in halves and retried; a single row
+ * that still does not fit runs on the CPU.
+ *
+ * <p>Closing waits for every chunk in flight, then unpins: the device never writes into memory that
+ * is no longer pinned or no longer the caller's.
+ */
+final class GpuPipeline implements ChunkedNormalization.RunSink {
+  private final CudaEngine engine;
+  private final List<Normalization> steps;
+  private final ListColumn input;
+  private final long firstRowIndex;
+  private final NormalizationMetrics metrics;
+  private final long base;
+  private final int byteWidth;
+  private final ArrowBuf inputData;
+  private final ArrowBuf outputData;
+  private GpuSession session;
+  private HostPin inputPin;
+  private HostPin outputPin;
+
+  GpuPipeline(
+      CudaEngine engine,
+      List<Normalization> steps,
+      ListColumn input,
+      FieldVector output,
+      long firstRowIndex,
+      NormalizationMetrics metrics) {
+    this.engine = engine;
+    this.steps = steps;
+    this.input = input;
+    this.firstRowIndex = firstRowIndex;
+    this.metrics = metrics;
+    this.base = input.boundary(0);
+    this.byteWidth = input.type().byteWidth();
+    this.inputData = input.elements().getDataBuffer();
+    this.outputData = ListColumn.elementsOf(output).getDataBuffer();
+  }
+
+  @Override
+  public void run(int from, int to) {
+    open();
+    try {
+      enqueue(from, to);
+    } catch (GpuOutOfMemoryException full) {
+      if (to - from == 1) {
+        runOnCpu(from, to);
+        return;
+      }
+      int middle = from + (to - from) / 2;
+      run(from, middle);
+      run(middle, to);
+    }
+  }
+
+  @Override
+  public void finish() {
+    if (session == null) {
+      return;
+    }
+    TransferTimes times = session.finish();
+    metrics.addChunks(times.chunks());
+    metrics.addGpuTimes(times.uploadNanos(), times.kernelNanos(), times.downloadNanos());
+  }
+
+  @Override
+  public void close() {
+    try {
+      if (session != null) {
+        session.close();
+      }
+    } finally {
+      unpin(inputPin);
+      unpin(outputPin);
+    }
+  }
+
+  /** Opens the session and pins both buffers on the first run. */
+  private void open() {
+    if (session != null) {
+      return;
+    }
+    long end = input.boundary(input.rows());
+    long bytes = (end - base) * byteWidth;
+    inputPin = pin(inputData.memoryAddress() + base * byteWidth, bytes);
+    outputPin = pin(outputData.memoryAddress(), bytes);
+    session = engine.openSession(steps, input.type());
+  }
+
+  private HostPin pin(long address, long bytes) {
+    HostPin pin = PinnedHostMemory.pin(address, bytes);
+    if (pin.kind() == HostPin.Kind.REGISTERED) {
+      metrics.addRegistered(bytes, pin.registrationNanos());
+    }
+    return pin;
+  }
+
+  private void enqueue(int from, int to) {
+    long start = input.boundary(from);
+    long bytes = (input.boundary(to) - start) * byteWidth;
+    long inputAddress = inputData.memoryAddress() + start * byteWidth;
+    long outputAddress = outputData.memoryAddress() + (start - base) * byteWidth;
+    int width = input.fixedWidth();
+    if (width >= 0) {
+      session.enqueue(inputAddress, outputAddress, to - from, width, firstRowIndex + from);
+    } else {
+      long offsetBytes =
+          session.enqueueRagged(
+              inputAddress, outputAddress, input.offsets(from, to), firstRowIndex + from);
+      metrics.addStaged(offsetBytes);
+      metrics.addTransfer(offsetBytes, 0);
+    }
+    metrics.addTransfer(bytes, bytes);
+    count(inputPin, bytes);
+    count(outputPin, bytes);
+  }
+
+  private void count(HostPin pin, long bytes) {
+    if (pin.isPinned()) {
+      metrics.addPinned(bytes);
+    } else {
+      metrics.addStaged(bytes);
+    }
+  }
+
+  /** A row too large for the GPU's free memory, on the CPU engine, straight into the output. */
+  private void runOnCpu(int from, int to) {
+    long started = System.nanoTime();
+    long start = input.boundary(from);
+    int bytes = (int) ((input.boundary(to) - start) * byteWidth);
+    ByteBuffer in = inputData.nioBuffer(start * byteWidth, bytes);
+    ByteBuffer out = outputData.nioBuffer((start - base) * byteWidth, bytes);
+    try (CpuEngine cpu = new CpuEngine(1)) {
+      for (Normalization step : steps) {
+        RowBatch batch =
+            RowBatch.ragged(input.type(), IntBuffer.wrap(input.offsets(from, to)), in, out);
+        cpu.normalize(step, batch.withFirstRowIndex(firstRowIndex + from));
+        in = out;
+      }
+    }
+    metrics.addCpu(System.nanoTime() - started);
+    metrics.addCpuFallbackRows(to - from);
+  }
+
+  private static void unpin(HostPin pin) {
+    if (pin != null) {
+      pin.close();
+    }
+  }
+}

@@ -1,0 +1,192 @@
+package io.embednorm.arrow;
+
+import java.util.concurrent.atomic.LongAdder;
+
+/**
+ * What normalization calls did: rows, bytes moved to and from the GPU, how those bytes were made
+ * copyable, and where the time went. Pass one to {@link ArrowNormalizer#normalize(FieldVector,
+ * java.util.List, NormalizationMetrics)}; each call adds its figures. Thread-safe: several calls
+ * may add to one instance at once (e.g. one per Spark task, or one per operator).
+ *
+ * <p>Bytes are counted once per call and direction. <b>Pinned</b> bytes went between the GPU and
+ * Arrow memory directly, because the memory was pinned (embednorm's pinned allocator, or registered
+ * for the call); <b>staged</b> bytes went through a staging copy (pageable memory, row offsets).
+ * Times are summed over chunks: upload, kernel and download overlap, so their sum can exceed {@link
+ * #wallNanos()}.
+ */
+public final class NormalizationMetrics {
+  private final LongAdder calls = new LongAdder();
+  private final LongAdder rows = new LongAdder();
+  private final LongAdder chunks = new LongAdder();
+  private final LongAdder bytesUploaded = new LongAdder();
+  private final LongAdder bytesDownloaded = new LongAdder();
+  private final LongAdder pinnedBytes = new LongAdder();
+  private final LongAdder registeredBytes = new LongAdder();
+  private final LongAdder stagedBytes = new LongAdder();
+  private final LongAdder registrationNanos = new LongAdder();
+  private final LongAdder uploadNanos = new LongAdder();
+  private final LongAdder kernelNanos = new LongAdder();
+  private final LongAdder downloadNanos = new LongAdder();
+  private final LongAdder cpuNanos = new LongAdder();
+  private final LongAdder wallNanos = new LongAdder();
+  private final LongAdder cpuFallbackRows = new LongAdder();
+
+  /** Normalization calls (one per column and batch). */
+  public long calls() {
+    return calls.sum();
+  }
+
+  /** Rows normalized, null rows included. */
+  public long rows() {
+    return rows.sum();
+  }
+
+  /** GPU chunks: pieces of a call that went through the copy-kernel-copy pipeline. */
+  public long chunks() {
+    return chunks.sum();
+  }
+
+  /** Bytes copied host to device (rows, offsets; not weights). */
+  public long bytesUploaded() {
+    return bytesUploaded.sum();
+  }
+
+  /** Bytes copied device to host. */
+  public long bytesDownloaded() {
+    return bytesDownloaded.sum();
+  }
+
+  /** Bytes copied at full speed between pinned (or registered) Arrow memory and the GPU. */
+  public long pinnedBytes() {
+    return pinnedBytes.sum();
+  }
+
+  /** Of the pinned bytes, those whose memory was registered with the driver for the call. */
+  public long registeredBytes() {
+    return registeredBytes.sum();
+  }
+
+  /** Bytes that went through a staging copy because their memory was not pinned. */
+  public long stagedBytes() {
+    return stagedBytes.sum();
+  }
+
+  /** Time spent registering and unregistering host memory. */
+  public long registrationNanos() {
+    return registrationNanos.sum();
+  }
+
+  /** GPU time of host-to-device copies, summed over chunks. */
+  public long uploadNanos() {
+    return uploadNanos.sum();
+  }
+
+  /** GPU time of the kernels, summed over chunks. */
+  public long kernelNanos() {
+    return kernelNanos.sum();
+  }
+
+  /** GPU time of device-to-host copies, summed over chunks. */
+  public long downloadNanos() {
+    return downloadNanos.sum();
+  }
+
+  /** Time of normalization on the CPU engine. */
+  public long cpuNanos() {
+    return cpuNanos.sum();
+  }
+
+  /** Wall time of the calls, from the first byte read to the result ready. */
+  public long wallNanos() {
+    return wallNanos.sum();
+  }
+
+  /** Rows that ran on the CPU because the GPU ran out of memory even for them alone. */
+  public long cpuFallbackRows() {
+    return cpuFallbackRows.sum();
+  }
+
+  /** Adds everything {@code other} counted to this instance. */
+  public void add(NormalizationMetrics other) {
+    calls.add(other.calls());
+    rows.add(other.rows());
+    chunks.add(other.chunks());
+    bytesUploaded.add(other.bytesUploaded());
+    bytesDownloaded.add(other.bytesDownloaded());
+    pinnedBytes.add(other.pinnedBytes());
+    registeredBytes.add(other.registeredBytes());
+    stagedBytes.add(other.stagedBytes());
+    registrationNanos.add(other.registrationNanos());
+    uploadNanos.add(other.uploadNanos());
+    kernelNanos.add(other.kernelNanos());
+    downloadNanos.add(other.downloadNanos());
+    cpuNanos.add(other.cpuNanos());
+    wallNanos.add(other.wallNanos());
+    cpuFallbackRows.add(other.cpuFallbackRows());
+  }
+
+  void addCall(long rowCount, long wall) {
+    calls.increment();
+    rows.add(rowCount);
+    wallNanos.add(wall);
+  }
+
+  void addChunks(long count) {
+    chunks.add(count);
+  }
+
+  void addTransfer(long up, long down) {
+    bytesUploaded.add(up);
+    bytesDownloaded.add(down);
+  }
+
+  void addPinned(long bytes) {
+    pinnedBytes.add(bytes);
+  }
+
+  void addRegistered(long bytes, long nanos) {
+    registeredBytes.add(bytes);
+    registrationNanos.add(nanos);
+  }
+
+  void addStaged(long bytes) {
+    stagedBytes.add(bytes);
+  }
+
+  void addGpuTimes(long upload, long kernel, long download) {
+    uploadNanos.add(upload);
+    kernelNanos.add(kernel);
+    downloadNanos.add(download);
+  }
+
+  void addCpu(long nanos) {
+    cpuNanos.add(nanos);
+  }
+
+  void addCpuFallbackRows(long count) {
+    cpuFallbackRows.add(count);
+  }
+
+  @Override
+  public String toString() {
+    return String.format(
+        "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d"
+            + " registration=%.3fms upload=%.3fms kernel=%.3fms download=%.3fms cpu=%.3fms"
+            + " wall=%.3fms cpuFallbackRows=%d",
+        calls(),
+        rows(),
+        chunks(),
+        bytesUploaded(),
+        bytesDownloaded(),
+        pinnedBytes(),
+        registeredBytes(),
+        stagedBytes(),
+        registrationNanos() / 1e6,
+        uploadNanos() / 1e6,
+        kernelNanos() / 1e6,
+        downloadNanos() / 1e6,
+        cpuNanos() / 1e6,
+        wallNanos() / 1e6,
+        cpuFallbackRows());
+  }
+}

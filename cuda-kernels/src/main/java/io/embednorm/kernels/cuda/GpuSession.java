@@ -1,0 +1,240 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
+
+import io.embednorm.kernels.ElementType;
+import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.Normalization;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import jcuda.driver.CUdeviceptr;
+
+/**
+ * One user's turn on the GPU (e.g. a Spark task's batch): a few lanes, each a stream with its own
+ * device buffers, through which chunks of rows go host → device → kernels → host. Chunk {@code i}
+ * goes to lane {@code i mod lanes}, so the upload of one chunk, the kernels of the one before and
+ * the download of the one before that run at once. Opened by {@link CudaEngine#openSession}, which
+ * limits how many are open at once.
+ *
+ * <p>Host memory is given by address: it must stay alive, and the caller must not touch a chunk's
+ * output, until {@link #finish()} returns. Pinned memory (see {@link PinnedHostMemory}) copies at
+ * full speed; pageable memory works, through the driver's staging. Not thread-safe: one thread uses
+ * a session. {@link #close()} waits for everything enqueued (so a failure never leaves a copy
+ * writing into freed memory) and returns the lanes and the permit.
+ */
+public final class GpuSession implements AutoCloseable {
+  private final CudaEngine engine;
+  private final Lane[] lanes;
+  private final ElementType type;
+  private final List<Normalization> steps;
+  private final List<DeviceBuffer> parameters = new ArrayList<>();
+  private final CUdeviceptr[] weights;
+  private final CUdeviceptr[] biases;
+  private TransferTimes.Builder times = new TransferTimes.Builder();
+  private long enqueued;
+  private boolean closed;
+
+  GpuSession(CudaEngine engine, Lane[] lanes, List<Normalization> steps, ElementType type) {
+    this.engine = engine;
+    this.lanes = lanes;
+    this.type = Objects.requireNonNull(type, "type");
+    this.steps = List.copyOf(steps);
+    if (this.steps.isEmpty()) {
+      throw new EmbedNormException("Cannot open GPU session: no normalization to run");
+    }
+    this.weights = new CUdeviceptr[this.steps.size()];
+    this.biases = new CUdeviceptr[this.steps.size()];
+    try {
+      for (int step = 0; step < this.steps.size(); step++) {
+        weights[step] = parameter(this.steps.get(step).weight());
+        biases[step] = parameter(this.steps.get(step).bias());
+      }
+    } catch (RuntimeException | Error failure) {
+      close();
+      throw failure;
+    }
+  }
+
+  /** How many chunks can be in flight at once. */
+  public int lanes() {
+    return lanes.length;
+  }
+
+  /**
+   * Enqueues {@code rows} rows of {@code width} elements from {@code inputAddress}, their results
+   * to go to {@code outputAddress}; waits first for the lane's previous chunk.
+   *
+   * @param firstRowIndex the index of the chunk's first row, for error messages
+   * @throws EmbedNormException when a weight or bias does not fit the width
+   * @throws io.embednorm.kernels.GpuOutOfMemoryException when the chunk does not fit the device
+   */
+  public void enqueue(
+      long inputAddress, long outputAddress, int rows, int width, long firstRowIndex) {
+    for (Normalization step : steps) {
+      step.checkWidth(firstRowIndex, width);
+    }
+    boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
+    submit(inputAddress, outputAddress, rows, width, null, (long) rows * width, vectorizable);
+  }
+
+  /**
+   * Enqueues ragged rows: row {@code r} holds elements {@code [offsets[r], offsets[r + 1])} counted
+   * from {@code inputAddress} and {@code outputAddress}; {@code offsets[0]} is 0.
+   *
+   * @return the bytes of row offsets staged for the upload
+   */
+  public long enqueueRagged(
+      long inputAddress, long outputAddress, int[] offsets, long firstRowIndex) {
+    int rows = offsets.length - 1;
+    int vector = LaunchPlan.vectorWidth(type);
+    int maxWidth = 0;
+    boolean vectorizable = true;
+    for (int row = 0; row < rows; row++) {
+      int width = offsets[row + 1] - offsets[row];
+      for (Normalization step : steps) {
+        step.checkWidth(firstRowIndex + row, width);
+      }
+      maxWidth = Math.max(maxWidth, width);
+      vectorizable &= width % vector == 0 && offsets[row] % vector == 0;
+    }
+    submit(
+        inputAddress,
+        outputAddress,
+        rows,
+        maxWidth,
+        offsets,
+        offsets[rows] - (long) offsets[0],
+        vectorizable);
+    return (long) offsets.length * Long.BYTES;
+  }
+
+  private void submit(
+      long inputAddress,
+      long outputAddress,
+      int rows,
+      int width,
+      int[] offsets,
+      long elements,
+      boolean vectorizable) {
+    checkOpen();
+    if (rows == 0 || elements == 0) {
+      return;
+    }
+    Lane lane = lanes[(int) (enqueued % lanes.length)];
+    lane.await(times);
+    long bytes = elements * type.byteWidth();
+    engine.context().makeCurrent();
+    DeviceBuffer first = lane.first(bytes);
+    DeviceBuffer second = lane.second(bytes);
+    CUdeviceptr deviceOffsets = new CUdeviceptr();
+    if (offsets != null) {
+      long offsetBytes = (long) offsets.length * Long.BYTES;
+      PinnedBlock staging = lane.offsetStaging(offsetBytes);
+      LongBuffer staged =
+          staging.buffer((int) offsetBytes).order(ByteOrder.nativeOrder()).asLongBuffer();
+      for (int offset : offsets) {
+        staged.put(offset - offsets[0]);
+      }
+      deviceOffsets = lane.offsets(offsetBytes).pointer();
+      cuMemcpyHtoDAsync(
+          deviceOffsets, new HostPointer(staging.address()), offsetBytes, lane.stream);
+    }
+    lane.mark(0);
+    cuMemcpyHtoDAsync(first.pointer(), new HostPointer(inputAddress), bytes, lane.stream);
+    lane.mark(1);
+    DeviceBuffer source = first;
+    DeviceBuffer target = second;
+    for (int step = 0; step < steps.size(); step++) {
+      if (CudaEngine.poisonsOutputs()) {
+        cuMemsetD8Async(target.pointer(), (byte) 0xff, bytes, lane.stream);
+      }
+      Normalization normalization = steps.get(step);
+      LaunchPlan plan =
+          LaunchPlan.plan(
+              normalization.op(),
+              type,
+              width,
+              rows,
+              vectorizable,
+              engine.context(),
+              engine.module());
+      CudaLauncher.launch(
+          plan,
+          engine.module(),
+          lane.stream,
+          normalization,
+          source.pointer(),
+          target.pointer(),
+          deviceOffsets,
+          rows,
+          width,
+          weights[step],
+          biases[step]);
+      DeviceBuffer swap = source;
+      source = target;
+      target = swap;
+    }
+    lane.mark(2);
+    cuMemcpyDtoHAsync(new HostPointer(outputAddress), source.pointer(), bytes, lane.stream);
+    lane.mark(3);
+    enqueued++;
+  }
+
+  /**
+   * Waits until every enqueued chunk is in host memory and returns their times since the last
+   * finish. The session stays open for more chunks.
+   */
+  public TransferTimes finish() {
+    checkOpen();
+    for (Lane lane : lanes) {
+      lane.await(times);
+    }
+    TransferTimes result = times.build();
+    times = new TransferTimes.Builder();
+    return result;
+  }
+
+  /** Waits for everything enqueued, then gives the lanes and the permit back. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    try {
+      engine.context().makeCurrent();
+      for (Lane lane : lanes) {
+        lane.drain();
+      }
+      for (DeviceBuffer parameter : parameters) {
+        parameter.close();
+      }
+    } finally {
+      engine.release(lanes);
+    }
+  }
+
+  private CUdeviceptr parameter(double[] values) {
+    if (values == null) {
+      return new CUdeviceptr();
+    }
+    int size = type == ElementType.FLOAT64 ? Double.BYTES : Float.BYTES;
+    long bytes = (long) values.length * size;
+    DeviceBuffer buffer = new DeviceBuffer(bytes, "weight or bias");
+    parameters.add(buffer);
+    cuMemcpyHtoD(buffer.pointer(), CudaLauncher.hostParameter(values, type), bytes);
+    return buffer.pointer();
+  }
+
+  private void checkOpen() {
+    if (closed) {
+      throw new EmbedNormException("Cannot use GPU session: it is closed");
+    }
+  }
+}

@@ -1,0 +1,151 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+
+/**
+ * One stream of a GPU session with the device memory its chunks use: two row buffers (a chain of
+ * normalizations ping-pongs between them), row offsets, and a pinned staging block for the offsets.
+ * Events around the upload, the kernels and the download time each chunk. Lanes outlive sessions:
+ * the engine pools them, so their memory is reused from call to call.
+ */
+final class Lane implements AutoCloseable {
+  private static final long MEBIBYTE = 1L << 20;
+
+  final CUstream stream = new CUstream();
+  private final CUevent[] events = new CUevent[4];
+  private DeviceBuffer first;
+  private DeviceBuffer second;
+  private DeviceBuffer offsets;
+  private PinnedBlock offsetStaging;
+  private boolean busy;
+
+  Lane() {
+    cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    for (int index = 0; index < events.length; index++) {
+      events[index] = new CUevent();
+      cuEventCreate(events[index], CUevent_flags.CU_EVENT_DEFAULT);
+    }
+  }
+
+  /** The buffer rows are uploaded to, at least {@code bytes} large. */
+  DeviceBuffer first(long bytes) {
+    if (!fits(first, bytes)) {
+      first = release(first);
+      first = allocate(bytes, "the input rows of a chunk");
+    }
+    return first;
+  }
+
+  /** The buffer the first kernel writes, at least {@code bytes} large. */
+  DeviceBuffer second(long bytes) {
+    if (!fits(second, bytes)) {
+      second = release(second);
+      second = allocate(bytes, "the output rows of a chunk");
+    }
+    return second;
+  }
+
+  DeviceBuffer offsets(long bytes) {
+    if (!fits(offsets, bytes)) {
+      offsets = release(offsets);
+      offsets = allocate(bytes, "the row offsets of a chunk");
+    }
+    return offsets;
+  }
+
+  PinnedBlock offsetStaging(long bytes) {
+    if (offsetStaging == null || offsetStaging.capacity() < bytes) {
+      if (offsetStaging != null) {
+        offsetStaging.close();
+      }
+      offsetStaging = PinnedHostMemory.allocate(bytes);
+    }
+    return offsetStaging;
+  }
+
+  /** Records event {@code index} (0 before upload … 3 after download) on the stream. */
+  void mark(int index) {
+    cuEventRecord(events[index], stream);
+    busy = index < 3 || busy;
+  }
+
+  /**
+   * Waits for the lane's last chunk to finish and adds its upload, kernel and download times;
+   * nothing when the lane is idle.
+   */
+  void await(TransferTimes.Builder times) {
+    if (!busy) {
+      return;
+    }
+    busy = false;
+    cuEventSynchronize(events[3]);
+    times.addChunk(elapsed(0, 1), elapsed(1, 2), elapsed(2, 3));
+  }
+
+  /** Waits for whatever the stream holds, without timing (after a failure). */
+  void drain() {
+    busy = false;
+    cuStreamSynchronize(stream);
+  }
+
+  /** Device bytes held. */
+  long deviceBytes() {
+    return bytes(first) + bytes(second) + bytes(offsets);
+  }
+
+  private long elapsed(int from, int to) {
+    float[] milliseconds = new float[1];
+    cuEventElapsedTime(milliseconds, events[from], events[to]);
+    return (long) (milliseconds[0] * 1e6);
+  }
+
+  private static long bytes(DeviceBuffer buffer) {
+    return buffer == null ? 0 : buffer.bytes();
+  }
+
+  private static boolean fits(DeviceBuffer buffer, long bytes) {
+    return buffer != null && buffer.bytes() >= bytes;
+  }
+
+  /** Frees a buffer too small for the next chunk; returns null for the field. */
+  private static DeviceBuffer release(DeviceBuffer buffer) {
+    if (buffer != null) {
+      buffer.close();
+    }
+    return null;
+  }
+
+  /** Whole MiB, so that a slightly larger chunk later reuses the buffer. */
+  private static DeviceBuffer allocate(long bytes, String what) {
+    return new DeviceBuffer((bytes + MEBIBYTE - 1) / MEBIBYTE * MEBIBYTE, what);
+  }
+
+  /** Frees the stream, events and memory; the stream must be idle. */
+  @Override
+  public void close() {
+    for (DeviceBuffer buffer : new DeviceBuffer[] {first, second, offsets}) {
+      if (buffer != null) {
+        buffer.close();
+      }
+    }
+    if (offsetStaging != null) {
+      offsetStaging.close();
+    }
+    for (CUevent event : events) {
+      cuEventDestroy(event);
+    }
+    cuStreamDestroy(stream);
+  }
+}
