@@ -58,7 +58,9 @@ final class ChunkedNormalization {
     long base = input.boundary(0);
     long end = input.boundary(rows);
     checkSize(input, base, end);
-    boolean[] valid = validRows(input);
+    // Without a weight or bias every row fits, so the runs need no validity, and it is worked
+    // out while the GPU works (the element validity of a large batch is megabytes of bits).
+    boolean[] valid = needsValidityFirst() ? validRows(input) : null;
     FieldVector output = input.allocateOutput(allocator, (int) (end - base));
     try {
       boolean gpu = engine instanceof CudaEngine;
@@ -67,15 +69,28 @@ final class ChunkedNormalization {
               ? new GpuPipeline((CudaEngine) engine, steps, input, output, firstRowIndex, metrics)
               : new CpuRuns(input, output, firstRowIndex, metrics)) {
         new Runs(input, valid, gpu ? gpuChunkBytes : chunkByteLimit, firstRowIndex).submitAll(sink);
+        if (valid == null) {
+          valid = validRows(input);
+        }
+        setValidity(input, valid, output);
         sink.finish();
       }
-      setValidity(input, valid, output);
+      zeroInvalidRows(input, valid, output);
       metrics.addCall(rows, System.nanoTime() - started);
       return output;
     } catch (RuntimeException | Error failure) {
       output.close();
       throw failure;
     }
+  }
+
+  private boolean needsValidityFirst() {
+    for (Normalization step : steps) {
+      if (step.hasWeight() || step.hasBias()) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private static void checkSize(ListColumn input, long base, long end) {
@@ -103,12 +118,14 @@ final class ChunkedNormalization {
   private static boolean[] validRows(ListColumn input) {
     boolean[] valid = new boolean[input.rows()];
     BaseFixedWidthVector elements = input.elements();
-    boolean elementNulls = elements.getNullCount() > 0;
+    ArrowBuf elementValidity = elements.getValidityBuffer();
+    long first = input.boundary(0);
+    long last = input.boundary(valid.length);
+    boolean elementNulls = !BitRanges.allSet(elementValidity, first, last);
     if (!elementNulls && input.nullRows() == 0) {
       Arrays.fill(valid, true);
       return valid;
     }
-    ArrowBuf elementValidity = elements.getValidityBuffer();
     for (int row = 0; row < valid.length; row++) {
       valid[row] =
           !input.isNullRow(row)
@@ -119,29 +136,35 @@ final class ChunkedNormalization {
     return valid;
   }
 
-  /** Marks valid rows and their elements valid; zeroes the elements of invalid rows. */
+  /** Marks valid rows and their elements valid (the output's validity starts all null). */
   private static void setValidity(ListColumn input, boolean[] valid, FieldVector output) {
     ArrowBuf rowValidity = output.getValidityBuffer();
-    BaseFixedWidthVector elements = ListColumn.elementsOf(output);
-    ArrowBuf elementValidity = elements.getValidityBuffer();
-    ArrowBuf data = elements.getDataBuffer();
-    int byteWidth = input.type().byteWidth();
+    ArrowBuf elementValidity = ListColumn.elementsOf(output).getValidityBuffer();
     long base = input.boundary(0);
     long validFrom = 0;
     for (int row = 0; row < valid.length; row++) {
-      long start = input.boundary(row) - base;
-      long end = input.boundary(row + 1) - base;
       if (valid[row]) {
         BitVectorHelper.setBit(rowValidity, row);
       } else {
-        BitRanges.set(elementValidity, validFrom, start);
-        validFrom = end;
-        if (end > start) {
-          data.setZero(start * byteWidth, (end - start) * byteWidth);
-        }
+        BitRanges.set(elementValidity, validFrom, input.boundary(row) - base);
+        validFrom = input.boundary(row + 1) - base;
       }
     }
     BitRanges.set(elementValidity, validFrom, input.boundary(valid.length) - base);
+  }
+
+  /** Zeroes the elements of invalid rows, after the engine has written all rows. */
+  private static void zeroInvalidRows(ListColumn input, boolean[] valid, FieldVector output) {
+    ArrowBuf data = ListColumn.elementsOf(output).getDataBuffer();
+    int byteWidth = input.type().byteWidth();
+    long base = input.boundary(0);
+    for (int row = 0; row < valid.length; row++) {
+      long start = input.boundary(row) - base;
+      long end = input.boundary(row + 1) - base;
+      if (!valid[row] && end > start) {
+        data.setZero(start * byteWidth, (end - start) * byteWidth);
+      }
+    }
   }
 
   /** Takes runs of rows, [from, to), whose widths fit every step. */
@@ -206,13 +229,18 @@ final class ChunkedNormalization {
   /** Splits the rows into runs of at most a byte limit and hands each to a sink. */
   private final class Runs {
     private final ListColumn input;
+
+    /** Null when every row fits every step (then validity does not matter here). */
     private final boolean[] valid;
+
+    private final int rows;
     private final long firstRowIndex;
     private final long limit;
     private final int byteWidth;
 
     Runs(ListColumn input, boolean[] valid, long limit, long firstRowIndex) {
       this.input = input;
+      this.rows = input.rows();
       this.valid = valid;
       this.firstRowIndex = firstRowIndex;
       this.limit = limit;
@@ -221,8 +249,8 @@ final class ChunkedNormalization {
 
     void submitAll(RunSink sink) {
       int runStart = 0;
-      for (int row = 0; row < valid.length; row++) {
-        if (!valid[row] && !fits(width(row))) {
+      for (int row = 0; row < rows; row++) {
+        if (valid != null && !valid[row] && !fits(width(row))) {
           submit(sink, runStart, row);
           runStart = row + 1;
         } else if (row > runStart && bytes(runStart, row + 1) > limit) {
@@ -230,7 +258,7 @@ final class ChunkedNormalization {
           runStart = row;
         }
       }
-      submit(sink, runStart, valid.length);
+      submit(sink, runStart, rows);
     }
 
     private void submit(RunSink sink, int from, int to) {

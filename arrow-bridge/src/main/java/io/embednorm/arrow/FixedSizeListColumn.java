@@ -46,8 +46,12 @@ final class FixedSizeListColumn extends ListColumn {
   FieldVector allocateOutput(BufferAllocator allocator, int elementCount) {
     FixedSizeListVector output = (FixedSizeListVector) vector.getField().createVector(allocator);
     try {
-      output.setInitialCapacity(rows());
-      output.allocateNew();
+      loadUnzeroed(output, allocator, rows());
+      loadUnzeroed(
+          output.getDataVector(),
+          allocator,
+          elementCount,
+          (long) elementCount * type().byteWidth());
       output.setValueCount(rows());
       return output;
     } catch (RuntimeException | Error failure) {

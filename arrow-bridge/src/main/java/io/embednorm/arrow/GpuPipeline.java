@@ -4,6 +4,7 @@ import io.embednorm.kernels.GpuOutOfMemoryException;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.RowBatch;
 import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.kernels.cuda.ColumnShape;
 import io.embednorm.kernels.cuda.CudaEngine;
 import io.embednorm.kernels.cuda.GpuSession;
 import io.embednorm.kernels.cuda.HostPin;
@@ -35,6 +36,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   private final int byteWidth;
   private final ArrowBuf inputData;
   private final ArrowBuf outputData;
+  private ColumnShape shape;
   private GpuSession session;
   private HostPin inputPin;
   private HostPin outputPin;
@@ -107,6 +109,23 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     session = engine.openSession(steps, input.type());
   }
 
+  /** The widest row and the alignment of all rows: one plan for every chunk of the column. */
+  private ColumnShape shape() {
+    if (shape == null) {
+      int widest = 0;
+      boolean aligned = true;
+      long address = inputData.memoryAddress();
+      for (int row = 0; row < input.rows(); row++) {
+        int width = (int) (input.boundary(row + 1) - input.boundary(row));
+        widest = Math.max(widest, width);
+        aligned &=
+            ColumnShape.fitsVectors(input.type(), address + input.boundary(row) * byteWidth, width);
+      }
+      shape = new ColumnShape(widest, aligned);
+    }
+    return shape;
+  }
+
   private HostPin pin(long address, long bytes) {
     HostPin pin = PinnedHostMemory.pin(address, bytes);
     if (pin.kind() == HostPin.Kind.REGISTERED) {
@@ -126,7 +145,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     } else {
       long offsetBytes =
           session.enqueueRagged(
-              inputAddress, outputAddress, input.offsets(from, to), firstRowIndex + from);
+              inputAddress, outputAddress, input.offsets(from, to), firstRowIndex + from, shape());
       metrics.addStaged(offsetBytes);
       metrics.addTransfer(offsetBytes, 0);
     }

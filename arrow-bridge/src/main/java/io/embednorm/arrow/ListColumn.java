@@ -2,11 +2,16 @@ package io.embednorm.arrow;
 
 import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.EmbedNormException;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 
 /**
  * A FixedSizeList or List vector seen as rows of elements in its child vector. Row {@code r} holds
@@ -86,6 +91,30 @@ abstract class ListColumn {
    * until the caller sets validity bits.
    */
   abstract FieldVector allocateOutput(BufferAllocator allocator, int elementCount);
+
+  /**
+   * Gives {@code vector} its own buffers for {@code count} entries, loaded as an IPC reader would:
+   * validity zeroed (all null, set by the caller), the other buffers left as the allocator hands
+   * them out. Zeroing would cost as much as a pass over the data, and every element of an output is
+   * written (normalized, or zeroed under an invalid row) before anyone reads it.
+   *
+   * @param bufferBytes the sizes of the buffers after the validity buffer
+   */
+  static void loadUnzeroed(
+      FieldVector vector, BufferAllocator allocator, int count, long... bufferBytes) {
+    List<ArrowBuf> buffers = new ArrayList<>();
+    try {
+      ArrowBuf validity = allocator.buffer(BitVectorHelper.getValidityBufferSize(count));
+      buffers.add(validity);
+      validity.setZero(0, validity.capacity());
+      for (long bytes : bufferBytes) {
+        buffers.add(allocator.buffer(bytes));
+      }
+      vector.loadFieldBuffers(new ArrowFieldNode(count, count), buffers);
+    } finally {
+      buffers.forEach(ArrowBuf::close);
+    }
+  }
 
   /** The element vector of an output made by {@link #allocateOutput}. */
   static BaseFixedWidthVector elementsOf(FieldVector output) {

@@ -49,8 +49,12 @@ final class VariableListColumn extends ListColumn {
     int rows = rows();
     ListVector output = (ListVector) vector.getField().createVector(allocator);
     try {
-      output.setInitialTotalCapacity(rows, elementCount);
-      output.allocateNew();
+      loadUnzeroed(output, allocator, rows, (long) (rows + 1) * ListVector.OFFSET_WIDTH);
+      loadUnzeroed(
+          output.getDataVector(),
+          allocator,
+          elementCount,
+          (long) elementCount * type().byteWidth());
       ArrowBuf offsets = output.getOffsetBuffer();
       long base = boundary(0);
       for (int row = 0; row <= rows; row++) {

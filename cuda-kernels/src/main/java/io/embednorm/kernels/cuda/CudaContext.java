@@ -4,6 +4,7 @@ import static jcuda.driver.JCudaDriver.cuCtxSetCurrent;
 import static jcuda.driver.JCudaDriver.cuDeviceGet;
 import static jcuda.driver.JCudaDriver.cuDeviceGetAttribute;
 import static jcuda.driver.JCudaDriver.cuDevicePrimaryCtxRetain;
+import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 
 import io.embednorm.kernels.EmbedNormException;
 import java.util.concurrent.ConcurrentHashMap;
@@ -82,6 +83,18 @@ public final class CudaContext {
   /** E.g. 90 for an H100. */
   public int computeCapability() {
     return computeCapability;
+  }
+
+  /**
+   * Bytes of device memory in use on this device, by every process (total minus free, as the driver
+   * reports them): tests compare it before and after work to find leaks.
+   */
+  public long memoryInUse() {
+    makeCurrent();
+    long[] free = new long[1];
+    long[] total = new long[1];
+    cuMemGetInfo(free, total);
+    return total[0] - free[0];
   }
 
   private static int attribute(CUdevice device, int attribute) {

@@ -297,8 +297,11 @@ public final class CudaEngine implements NormalizationEngine {
     return view.slice();
   }
 
-  /** Makes every later call poison its device output before the kernel runs (tests only). */
-  static void poisonOutputsForTests() {
+  /**
+   * Makes every later call, in this process, fill device outputs with NaN bytes before the kernel
+   * runs, so that an element no kernel writes shows. For tests only: it costs a memset per launch.
+   */
+  public static void poisonOutputsForTests() {
     poisonOutputs = true;
   }
 

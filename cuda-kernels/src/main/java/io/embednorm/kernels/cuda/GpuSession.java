@@ -8,11 +8,11 @@ import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.Normalization;
-import java.nio.ByteOrder;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 
 /**
@@ -68,7 +68,9 @@ public final class GpuSession implements AutoCloseable {
 
   /**
    * Enqueues {@code rows} rows of {@code width} elements from {@code inputAddress}, their results
-   * to go to {@code outputAddress}; waits first for the lane's previous chunk.
+   * to go to {@code outputAddress}; waits first for the lane's previous chunk. On the device the
+   * rows keep their host alignment modulo 16, so a row's bits do not depend on where a chunk
+   * starts.
    *
    * @param firstRowIndex the index of the chunk's first row, for error messages
    * @throws EmbedNormException when a weight or bias does not fit the width
@@ -79,38 +81,34 @@ public final class GpuSession implements AutoCloseable {
     for (Normalization step : steps) {
       step.checkWidth(firstRowIndex, width);
     }
-    boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
+    boolean vectorizable = ColumnShape.fitsVectors(type, inputAddress, width);
     submit(inputAddress, outputAddress, rows, width, null, (long) rows * width, vectorizable);
   }
 
   /**
    * Enqueues ragged rows: row {@code r} holds elements {@code [offsets[r], offsets[r + 1])} counted
-   * from {@code inputAddress} and {@code outputAddress}; {@code offsets[0]} is 0.
+   * from {@code inputAddress} and {@code outputAddress}; {@code offsets[0]} is 0. Every chunk of a
+   * column gives the same {@code shape}, which picks the kernels.
    *
    * @return the bytes of row offsets staged for the upload
    */
   public long enqueueRagged(
-      long inputAddress, long outputAddress, int[] offsets, long firstRowIndex) {
+      long inputAddress, long outputAddress, int[] offsets, long firstRowIndex, ColumnShape shape) {
     int rows = offsets.length - 1;
-    int vector = LaunchPlan.vectorWidth(type);
-    int maxWidth = 0;
-    boolean vectorizable = true;
     for (int row = 0; row < rows; row++) {
       int width = offsets[row + 1] - offsets[row];
       for (Normalization step : steps) {
         step.checkWidth(firstRowIndex + row, width);
       }
-      maxWidth = Math.max(maxWidth, width);
-      vectorizable &= width % vector == 0 && offsets[row] % vector == 0;
     }
     submit(
         inputAddress,
         outputAddress,
         rows,
-        maxWidth,
+        shape.widestRow(),
         offsets,
         offsets[rows] - (long) offsets[0],
-        vectorizable);
+        shape.vectorAligned());
     return (long) offsets.length * Long.BYTES;
   }
 
@@ -129,30 +127,29 @@ public final class GpuSession implements AutoCloseable {
     Lane lane = lanes[(int) (enqueued % lanes.length)];
     lane.await(times);
     long bytes = elements * type.byteWidth();
+    // The rows sit at their host address's offset modulo 16 (device buffers start 256-aligned).
+    long alignment = inputAddress & 15;
     engine.context().makeCurrent();
-    DeviceBuffer first = lane.first(bytes);
-    DeviceBuffer second = lane.second(bytes);
+    CUdeviceptr source = lane.first(bytes + alignment).pointer().withByteOffset(alignment);
+    CUdeviceptr target = lane.second(bytes + alignment).pointer().withByteOffset(alignment);
     CUdeviceptr deviceOffsets = new CUdeviceptr();
     if (offsets != null) {
       long offsetBytes = (long) offsets.length * Long.BYTES;
-      PinnedBlock staging = lane.offsetStaging(offsetBytes);
-      LongBuffer staged =
-          staging.buffer((int) offsetBytes).order(ByteOrder.nativeOrder()).asLongBuffer();
+      LongBuffer staged = lane.offsetStaging(offsets.length);
       for (int offset : offsets) {
         staged.put(offset - offsets[0]);
       }
       deviceOffsets = lane.offsets(offsetBytes).pointer();
-      cuMemcpyHtoDAsync(
-          deviceOffsets, new HostPointer(staging.address()), offsetBytes, lane.stream);
+      // From pageable memory the driver stages the bytes before returning: the buffer is free
+      // for the next chunk at once.
+      cuMemcpyHtoDAsync(deviceOffsets, Pointer.to(staged.rewind()), offsetBytes, lane.stream);
     }
     lane.mark(0);
-    cuMemcpyHtoDAsync(first.pointer(), new HostPointer(inputAddress), bytes, lane.stream);
+    cuMemcpyHtoDAsync(source, new HostPointer(inputAddress), bytes, lane.stream);
     lane.mark(1);
-    DeviceBuffer source = first;
-    DeviceBuffer target = second;
     for (int step = 0; step < steps.size(); step++) {
       if (CudaEngine.poisonsOutputs()) {
-        cuMemsetD8Async(target.pointer(), (byte) 0xff, bytes, lane.stream);
+        cuMemsetD8Async(target, (byte) 0xff, bytes, lane.stream);
       }
       Normalization normalization = steps.get(step);
       LaunchPlan plan =
@@ -169,19 +166,19 @@ public final class GpuSession implements AutoCloseable {
           engine.module(),
           lane.stream,
           normalization,
-          source.pointer(),
-          target.pointer(),
+          source,
+          target,
           deviceOffsets,
           rows,
           width,
           weights[step],
           biases[step]);
-      DeviceBuffer swap = source;
+      CUdeviceptr swap = source;
       source = target;
       target = swap;
     }
     lane.mark(2);
-    cuMemcpyDtoHAsync(new HostPointer(outputAddress), source.pointer(), bytes, lane.stream);
+    cuMemcpyDtoHAsync(new HostPointer(outputAddress), source, bytes, lane.stream);
     lane.mark(3);
     enqueued++;
   }

@@ -9,6 +9,9 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.LongBuffer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
@@ -28,7 +31,7 @@ final class Lane implements AutoCloseable {
   private DeviceBuffer first;
   private DeviceBuffer second;
   private DeviceBuffer offsets;
-  private PinnedBlock offsetStaging;
+  private LongBuffer offsetStaging;
   private boolean busy;
 
   Lane() {
@@ -65,13 +68,18 @@ final class Lane implements AutoCloseable {
     return offsets;
   }
 
-  PinnedBlock offsetStaging(long bytes) {
-    if (offsetStaging == null || offsetStaging.capacity() < bytes) {
-      if (offsetStaging != null) {
-        offsetStaging.close();
-      }
-      offsetStaging = PinnedHostMemory.allocate(bytes);
+  /**
+   * Host staging for a chunk's int64 offsets (direct memory; copied through the driver's staging,
+   * being small).
+   */
+  LongBuffer offsetStaging(int count) {
+    if (offsetStaging == null || offsetStaging.capacity() < count) {
+      offsetStaging =
+          ByteBuffer.allocateDirect(count * Long.BYTES)
+              .order(ByteOrder.nativeOrder())
+              .asLongBuffer();
     }
+    offsetStaging.clear();
     return offsetStaging;
   }
 
@@ -139,9 +147,6 @@ final class Lane implements AutoCloseable {
       if (buffer != null) {
         buffer.close();
       }
-    }
-    if (offsetStaging != null) {
-      offsetStaging.close();
     }
     for (CUevent event : events) {
       cuEventDestroy(event);

@@ -1,7 +1,5 @@
 package io.embednorm.kernels.cuda;
 
-import java.nio.ByteBuffer;
-
 /**
  * A block of pinned host memory from {@link PinnedHostMemory#allocate}. Whoever allocated it closes
  * it, which returns it to the pool; the memory must not be used afterwards.
@@ -23,11 +21,6 @@ public final class PinnedBlock implements AutoCloseable {
   /** The usable bytes: at least what was asked for. */
   public long capacity() {
     return capacity;
-  }
-
-  /** A view of the first {@code bytes} bytes, valid until the block is closed. */
-  public ByteBuffer buffer(int bytes) {
-    return new HostPointer(address).getByteBuffer(0, bytes);
   }
 
   @Override

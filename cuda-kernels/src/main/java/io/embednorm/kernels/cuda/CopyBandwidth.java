@@ -1,0 +1,69 @@
+package io.embednorm.kernels.cuda;
+
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import java.util.Arrays;
+import jcuda.driver.CUstream;
+import jcuda.driver.CUstream_flags;
+
+/**
+ * Host ⇄ device copy bandwidth as the hardware gives it, the ceiling a pipeline is measured
+ * against: one direction at a time, and both at once (duplex) on two streams. Benchmarks only.
+ */
+public final class CopyBandwidth {
+  private CopyBandwidth() {}
+
+  /** Bytes per second and direction, and both directions at once (their sum). */
+  public record Figures(double upload, double download, double duplex) {}
+
+  /**
+   * Copies {@code bytes} between {@code hostAddress} (pinned or not) and a device buffer, {@code
+   * repeats} times each way and then both ways at once, and returns the median rates.
+   */
+  public static Figures measure(CudaContext context, long hostAddress, long bytes, int repeats) {
+    context.makeCurrent();
+    long half = bytes / 2;
+    CUstream up = new CUstream();
+    CUstream down = new CUstream();
+    cuStreamCreate(up, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    cuStreamCreate(down, CUstream_flags.CU_STREAM_NON_BLOCKING);
+    try (DeviceBuffer device = new DeviceBuffer(bytes, "the copy benchmark")) {
+      double[] upload = new double[repeats];
+      double[] download = new double[repeats];
+      double[] duplex = new double[repeats];
+      HostPointer host = new HostPointer(hostAddress);
+      HostPointer upperHost = new HostPointer(hostAddress + half);
+      for (int repeat = 0; repeat < repeats; repeat++) {
+        long started = System.nanoTime();
+        cuMemcpyHtoDAsync(device.pointer(), host, bytes, up);
+        cuStreamSynchronize(up);
+        upload[repeat] = bytes / ((System.nanoTime() - started) / 1e9);
+        started = System.nanoTime();
+        cuMemcpyDtoHAsync(host, device.pointer(), bytes, down);
+        cuStreamSynchronize(down);
+        download[repeat] = bytes / ((System.nanoTime() - started) / 1e9);
+        // Half the bytes each way at once: the same total as one direction.
+        started = System.nanoTime();
+        cuMemcpyHtoDAsync(device.pointer(), host, half, up);
+        cuMemcpyDtoHAsync(upperHost, device.pointer().withByteOffset(half), half, down);
+        cuStreamSynchronize(up);
+        cuStreamSynchronize(down);
+        duplex[repeat] = 2 * half / ((System.nanoTime() - started) / 1e9);
+      }
+      return new Figures(median(upload), median(download), median(duplex));
+    } finally {
+      cuStreamDestroy(up);
+      cuStreamDestroy(down);
+    }
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+}
