@@ -49,6 +49,22 @@ final class BitRanges {
     }
   }
 
+  /** Sets bits {@code [from, to)} of {@code bits} to 0. */
+  static void clear(ArrowBuf bits, long from, long to) {
+    long bit = from;
+    while (bit < to && (bit & 7) != 0) {
+      BitVectorHelper.unsetBit(bits, (int) bit++);
+    }
+    long wholeBytes = (to - bit) >>> 3;
+    if (wholeBytes > 0) {
+      bits.setZero(bit >>> 3, wholeBytes);
+      bit += wholeBytes << 3;
+    }
+    while (bit < to) {
+      BitVectorHelper.unsetBit(bits, (int) bit++);
+    }
+  }
+
   static boolean isSet(ArrowBuf bits, long bit) {
     return ((bits.getByte(bit >>> 3) >>> (bit & 7)) & 1) != 0;
   }

@@ -9,6 +9,8 @@ import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -84,6 +86,17 @@ final class ChunkedNormalization {
     }
   }
 
+  private static boolean[] join(CompletableFuture<boolean[]> valid) {
+    try {
+      return valid.join();
+    } catch (CompletionException failure) {
+      if (failure.getCause() instanceof RuntimeException) {
+        throw (RuntimeException) failure.getCause();
+      }
+      throw failure;
+    }
+  }
+
   private boolean needsValidityFirst() {
     for (Normalization step : steps) {
       if (step.hasWeight() || step.hasBias()) {
@@ -136,7 +149,10 @@ final class ChunkedNormalization {
     return valid;
   }
 
-  /** Marks valid rows and their elements valid (the output's validity starts all null). */
+  /**
+   * Marks valid rows valid (the rows' validity starts all null) and writes every element's bit: set
+   * under valid rows, clear under invalid ones.
+   */
   private static void setValidity(ListColumn input, boolean[] valid, FieldVector output) {
     ArrowBuf rowValidity = output.getValidityBuffer();
     ArrowBuf elementValidity = ListColumn.elementsOf(output).getValidityBuffer();
@@ -146,11 +162,17 @@ final class ChunkedNormalization {
       if (valid[row]) {
         BitVectorHelper.setBit(rowValidity, row);
       } else {
-        BitRanges.set(elementValidity, validFrom, input.boundary(row) - base);
-        validFrom = input.boundary(row + 1) - base;
+        long start = input.boundary(row) - base;
+        long end = input.boundary(row + 1) - base;
+        BitRanges.set(elementValidity, validFrom, start);
+        BitRanges.clear(elementValidity, start, end);
+        validFrom = end;
       }
     }
-    BitRanges.set(elementValidity, validFrom, input.boundary(valid.length) - base);
+    long count = input.boundary(valid.length) - base;
+    BitRanges.set(elementValidity, validFrom, count);
+    // The unused bits of the last byte go into IPC files: keep them zero, so files repeat.
+    BitRanges.clear(elementValidity, count, (count + 7) & -8L);
   }
 
   /** Zeroes the elements of invalid rows, after the engine has written all rows. */
@@ -159,9 +181,9 @@ final class ChunkedNormalization {
     int byteWidth = input.type().byteWidth();
     long base = input.boundary(0);
     for (int row = 0; row < valid.length; row++) {
-      long start = input.boundary(row) - base;
-      long end = input.boundary(row + 1) - base;
-      if (!valid[row] && end > start) {
+      if (!valid[row]) {
+        long start = input.boundary(row) - base;
+        long end = input.boundary(row + 1) - base;
         data.setZero(start * byteWidth, (end - start) * byteWidth);
       }
     }

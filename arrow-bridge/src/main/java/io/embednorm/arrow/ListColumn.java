@@ -94,9 +94,10 @@ abstract class ListColumn {
 
   /**
    * Gives {@code vector} its own buffers for {@code count} entries, loaded as an IPC reader would:
-   * validity zeroed (all null, set by the caller), the other buffers left as the allocator hands
-   * them out. Zeroing would cost as much as a pass over the data, and every element of an output is
-   * written (normalized, or zeroed under an invalid row) before anyone reads it.
+   * a list's validity zeroed (all null, set by the caller), an element vector's validity and all
+   * other buffers left as the allocator hands them out (the caller writes every element's bit).
+   * Zeroing would cost as much as a pass over the data, and every element of an output is written
+   * (normalized, or zeroed under an invalid row) before anyone reads it.
    *
    * @param bufferBytes the sizes of the buffers after the validity buffer
    */
@@ -106,7 +107,9 @@ abstract class ListColumn {
     try {
       ArrowBuf validity = allocator.buffer(BitVectorHelper.getValidityBufferSize(count));
       buffers.add(validity);
-      validity.setZero(0, validity.capacity());
+      if (!(vector instanceof BaseFixedWidthVector)) {
+        validity.setZero(0, validity.capacity());
+      }
       for (long bytes : bufferBytes) {
         buffers.add(allocator.buffer(bytes));
       }

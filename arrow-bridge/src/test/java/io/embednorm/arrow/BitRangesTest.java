@@ -55,4 +55,24 @@ class BitRangesTest {
       }
     }
   }
+
+  @Test
+  void clearTouchesExactlyTheRange() {
+    long seed = 23;
+    Random random = new Random(seed);
+    try (BufferAllocator allocator = new RootAllocator();
+        ArrowBuf bits = allocator.buffer(BITS / 8 + 1)) {
+      for (int trial = 0; trial < 2000; trial++) {
+        bits.setOne(0, bits.capacity());
+        int from = random.nextInt(BITS);
+        int to = from + random.nextInt(BITS - from + 1);
+        BitRanges.clear(bits, from, to);
+        for (int bit = 0; bit < BITS; bit++) {
+          assertThat(BitVectorHelper.get(bits, bit))
+              .as("seed %d trial %d [%d, %d) bit %d", seed, trial, from, to, bit)
+              .isEqualTo(bit >= from && bit < to ? 0 : 1);
+        }
+      }
+    }
+  }
 }

@@ -13,6 +13,9 @@ import io.embednorm.kernels.cuda.CopyBandwidth;
 import io.embednorm.kernels.cuda.CudaAvailability;
 import io.embednorm.kernels.cuda.CudaContext;
 import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.kernels.cuda.GpuSession;
+import io.embednorm.kernels.cuda.PinnedBlock;
+import io.embednorm.kernels.cuda.PinnedHostMemory;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -157,6 +160,21 @@ public final class PipelineBenchmark {
           "pinned %",
           "reg. ms");
       for (long chunk : chunkSizes) {
+        long output = data(pinnedBatches.get(1 % batches)).memoryAddress();
+        long input = data(pinnedBatches.get(0)).memoryAddress();
+        double copies = 0;
+        for (int repeat = 0; repeat < 3; repeat++) {
+          copies =
+              Math.max(
+                  copies,
+                  CopyBandwidth.chunkedRoundTrip(context, input, output, oneBatch, chunk, 4));
+        }
+        System.out.printf(
+            "%-28s %10.1f %8.1f%%%n",
+            "copies only, " + chunk / MEBIBYTE + " MiB, 4 lanes",
+            copies / 1e9,
+            100 * copies / ceiling);
+        sessionOnly(context, pinnedBatches, width, chunk, inputBytes, ceiling);
         try (ArrowNormalizer normalizer = gpu(pinned, chunk)) {
           measure(
               "pipeline, pinned, " + chunk / MEBIBYTE + " MiB",
@@ -225,6 +243,49 @@ public final class PipelineBenchmark {
     for (FieldVector batch : batches) {
       normalizer.normalize(batch, List.of(normalization), metrics).close();
     }
+  }
+
+  /** The device session alone, without Arrow: what the pipeline costs beyond the copies. */
+  private void sessionOnly(
+      CudaContext context,
+      List<FieldVector> batches,
+      int width,
+      long chunk,
+      long inputBytes,
+      double ceiling) {
+    long batchBytes = (long) batches.get(0).getValueCount() * width * Float.BYTES;
+    int chunkRows = (int) Math.max(1, chunk / ((long) width * Float.BYTES));
+    double[] rates = new double[repeats];
+    try (CudaEngine engine = new CudaEngine(0);
+        PinnedBlock output = PinnedHostMemory.allocate(batchBytes)) {
+      for (int repeat = -1; repeat < repeats; repeat++) {
+        long started = System.nanoTime();
+        for (FieldVector batch : batches) {
+          try (GpuSession session =
+              engine.openSession(List.of(normalization), ElementType.FLOAT32)) {
+            long input = data(batch).memoryAddress();
+            int rows = batch.getValueCount();
+            for (int row = 0; row < rows; row += chunkRows) {
+              long offset = (long) row * width * Float.BYTES;
+              session.enqueue(
+                  input + offset,
+                  output.address() + offset,
+                  Math.min(chunkRows, rows - row),
+                  width,
+                  row);
+            }
+            session.finish();
+          }
+        }
+        if (repeat >= 0) {
+          rates[repeat] = inputBytes / ((System.nanoTime() - started) / 1e9);
+        }
+      }
+    }
+    double rate = median(rates);
+    System.out.printf(
+        "%-28s %10.1f %8.1f%%%n",
+        "session only, " + chunk / MEBIBYTE + " MiB", rate / 1e9, 100 * rate / ceiling);
   }
 
   /** The synchronous engine path on pageable memory: one stream, whole batches, no overlap. */

@@ -61,6 +61,59 @@ public final class CopyBandwidth {
     }
   }
 
+  /**
+   * Input bytes per second of copies alone through the pipeline's pattern: chunk {@code i} of
+   * {@code bytes} from {@code input} goes up on stream {@code i mod lanes} and comes back down to
+   * {@code output}, each stream waiting for its previous chunk before the next (as sessions do),
+   * with no kernels. Tells the copies' share of a pipeline's time from the host's.
+   */
+  public static double chunkedRoundTrip(
+      CudaContext context, long input, long output, long bytes, long chunk, int lanes) {
+    context.makeCurrent();
+    CUstream[] streams = new CUstream[lanes];
+    jcuda.driver.CUevent[] done = new jcuda.driver.CUevent[lanes];
+    DeviceBuffer[] buffers = new DeviceBuffer[lanes];
+    try {
+      for (int lane = 0; lane < lanes; lane++) {
+        streams[lane] = new CUstream();
+        cuStreamCreate(streams[lane], CUstream_flags.CU_STREAM_NON_BLOCKING);
+        done[lane] = new jcuda.driver.CUevent();
+        jcuda.driver.JCudaDriver.cuEventCreate(done[lane], 0);
+        buffers[lane] = new DeviceBuffer(chunk, "the copy benchmark");
+      }
+      long started = System.nanoTime();
+      int index = 0;
+      for (long offset = 0; offset < bytes; offset += chunk, index++) {
+        int lane = index % lanes;
+        long length = Math.min(chunk, bytes - offset);
+        if (index >= lanes) {
+          jcuda.driver.JCudaDriver.cuEventSynchronize(done[lane]);
+        }
+        cuMemcpyHtoDAsync(
+            buffers[lane].pointer(), new HostPointer(input + offset), length, streams[lane]);
+        cuMemcpyDtoHAsync(
+            new HostPointer(output + offset), buffers[lane].pointer(), length, streams[lane]);
+        jcuda.driver.JCudaDriver.cuEventRecord(done[lane], streams[lane]);
+      }
+      for (CUstream stream : streams) {
+        cuStreamSynchronize(stream);
+      }
+      return bytes / ((System.nanoTime() - started) / 1e9);
+    } finally {
+      for (int lane = 0; lane < lanes; lane++) {
+        if (buffers[lane] != null) {
+          buffers[lane].close();
+        }
+        if (done[lane] != null) {
+          jcuda.driver.JCudaDriver.cuEventDestroy(done[lane]);
+        }
+        if (streams[lane] != null) {
+          cuStreamDestroy(streams[lane]);
+        }
+      }
+    }
+  }
+
   private static double median(double[] values) {
     double[] sorted = values.clone();
     Arrays.sort(sorted);

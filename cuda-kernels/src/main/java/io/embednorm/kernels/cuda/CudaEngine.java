@@ -35,8 +35,11 @@ import jcuda.driver.CUstream_flags;
  * streams and device memory; close it after the last session.
  */
 public final class CudaEngine implements NormalizationEngine {
-  /** Streams per session: upload, kernels and download of three chunks overlap. */
-  static final int LANES = 3;
+  /**
+   * Streams per session: at least three, so that the upload, kernels and download of three chunks
+   * overlap; more hide the host's waits (system property {@code embednorm.gpu.lanes}).
+   */
+  static final int LANES = Math.max(3, Integer.getInteger("embednorm.gpu.lanes", 4));
 
   /** Tests fill device outputs with NaN bytes first, so that an unwritten element shows. */
   private static volatile boolean poisonOutputs;

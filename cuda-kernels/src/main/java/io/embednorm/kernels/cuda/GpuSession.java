@@ -8,9 +8,12 @@ import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.Op;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.Objects;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -34,6 +37,7 @@ public final class GpuSession implements AutoCloseable {
   private final ElementType type;
   private final List<Normalization> steps;
   private final List<DeviceBuffer> parameters = new ArrayList<>();
+  private final Map<PlanKey, LaunchPlan> plans = new HashMap<>();
   private final CUdeviceptr[] weights;
   private final CUdeviceptr[] biases;
   private TransferTimes.Builder times = new TransferTimes.Builder();
@@ -152,15 +156,7 @@ public final class GpuSession implements AutoCloseable {
         cuMemsetD8Async(target, (byte) 0xff, bytes, lane.stream);
       }
       Normalization normalization = steps.get(step);
-      LaunchPlan plan =
-          LaunchPlan.plan(
-              normalization.op(),
-              type,
-              width,
-              rows,
-              vectorizable,
-              engine.context(),
-              engine.module());
+      LaunchPlan plan = plan(normalization, width, rows, vectorizable);
       CudaLauncher.launch(
           plan,
           engine.module(),
@@ -216,6 +212,27 @@ public final class GpuSession implements AutoCloseable {
       engine.release(lanes);
     }
   }
+
+  /** Plans are cached: every full chunk of a column asks for the same one. */
+  private LaunchPlan plan(Normalization normalization, int width, int rows, boolean vectorizable) {
+    PlanKey key = new PlanKey(normalization.op(), width, rows, vectorizable);
+    LaunchPlan plan = plans.get(key);
+    if (plan == null) {
+      plan =
+          LaunchPlan.plan(
+              normalization.op(),
+              type,
+              width,
+              rows,
+              vectorizable,
+              engine.context(),
+              engine.module());
+      plans.put(key, plan);
+    }
+    return plan;
+  }
+
+  private record PlanKey(Op op, int width, int rows, boolean vectorizable) {}
 
   private CUdeviceptr parameter(double[] values) {
     if (values == null) {
