@@ -60,30 +60,39 @@ final class ChunkedNormalization {
     long base = input.boundary(0);
     long end = input.boundary(rows);
     checkSize(input, base, end);
-    // Without a weight or bias every row fits, so the runs need no validity, and it is worked
-    // out while the GPU works (the element validity of a large batch is megabytes of bits).
-    boolean[] valid = needsValidityFirst() ? validRows(input) : null;
+    boolean gpu = engine instanceof CudaEngine;
+    // Without a weight or bias every row fits, so the runs need no validity. On the GPU it is then
+    // worked out on another thread while the chunks go (a large batch's element validity is
+    // megabytes of bits, a fair share of the time its copies take).
+    boolean[] early = needsValidityFirst() || !gpu ? validRows(input) : null;
     FieldVector output = input.allocateOutput(allocator, (int) (end - base));
+    CompletableFuture<boolean[]> marked =
+        early != null
+            ? CompletableFuture.completedFuture(markValidity(input, early, output))
+            : CompletableFuture.supplyAsync(() -> markValidity(input, validRows(input), output));
     try {
-      boolean gpu = engine instanceof CudaEngine;
       try (RunSink sink =
           gpu
               ? new GpuPipeline((CudaEngine) engine, steps, input, output, firstRowIndex, metrics)
               : new CpuRuns(input, output, firstRowIndex, metrics)) {
-        new Runs(input, valid, gpu ? gpuChunkBytes : chunkByteLimit, firstRowIndex).submitAll(sink);
-        if (valid == null) {
-          valid = validRows(input);
-        }
-        setValidity(input, valid, output);
+        new Runs(input, early, gpu ? gpuChunkBytes : chunkByteLimit, firstRowIndex).submitAll(sink);
         sink.finish();
+      } finally {
+        // Never close the output while the other thread still writes its validity.
+        marked.exceptionally(failure -> null).join();
       }
-      zeroInvalidRows(input, valid, output);
+      zeroInvalidRows(input, join(marked), output);
       metrics.addCall(rows, System.nanoTime() - started);
       return output;
     } catch (RuntimeException | Error failure) {
       output.close();
       throw failure;
     }
+  }
+
+  private static boolean[] markValidity(ListColumn input, boolean[] valid, FieldVector output) {
+    setValidity(input, valid, output);
+    return valid;
   }
 
   private static boolean[] join(CompletableFuture<boolean[]> valid) {

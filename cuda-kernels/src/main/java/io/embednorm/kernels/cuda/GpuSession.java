@@ -148,9 +148,10 @@ public final class GpuSession implements AutoCloseable {
       // for the next chunk at once.
       cuMemcpyHtoDAsync(deviceOffsets, Pointer.to(staged.rewind()), offsetBytes, lane.stream);
     }
-    lane.mark(0);
+    boolean timing = enqueued % TransferTimes.SAMPLE == 0;
+    lane.mark(0, timing);
     cuMemcpyHtoDAsync(source, new HostPointer(inputAddress), bytes, lane.stream);
-    lane.mark(1);
+    lane.mark(1, timing);
     for (int step = 0; step < steps.size(); step++) {
       if (CudaEngine.poisonsOutputs()) {
         cuMemsetD8Async(target, (byte) 0xff, bytes, lane.stream);
@@ -173,9 +174,9 @@ public final class GpuSession implements AutoCloseable {
       source = target;
       target = swap;
     }
-    lane.mark(2);
+    lane.mark(2, timing);
     cuMemcpyDtoHAsync(new HostPointer(outputAddress), source, bytes, lane.stream);
-    lane.mark(3);
+    lane.mark(3, timing);
     enqueued++;
   }
 

@@ -26,10 +26,6 @@ import jcuda.driver.CUstream_flags;
 final class Lane implements AutoCloseable {
   private static final long MEBIBYTE = 1L << 20;
 
-  /** Whether chunks are timed per stage (system property {@code embednorm.gpu.timing}). */
-  private static final boolean TIMED =
-      Boolean.parseBoolean(System.getProperty("embednorm.gpu.timing", "true"));
-
   final CUstream stream = new CUstream();
   private final CUevent[] events = new CUevent[4];
   private DeviceBuffer first;
@@ -37,6 +33,7 @@ final class Lane implements AutoCloseable {
   private DeviceBuffer offsets;
   private LongBuffer offsetStaging;
   private boolean busy;
+  private boolean timed;
 
   Lane() {
     cuStreamCreate(stream, CUstream_flags.CU_STREAM_NON_BLOCKING);
@@ -87,12 +84,18 @@ final class Lane implements AutoCloseable {
     return offsetStaging;
   }
 
-  /** Records event {@code index} (0 before upload … 3 after download) on the stream. */
-  void mark(int index) {
-    if (TIMED || index == 3) {
+  /**
+   * Records event {@code index} (0 before upload … 3 after download) on the stream; of a chunk that
+   * is not timed, only the last (its completion).
+   */
+  void mark(int index, boolean timing) {
+    if (timing || index == 3) {
       cuEventRecord(events[index], stream);
     }
-    busy = index < 3 || busy;
+    if (index == 0) {
+      busy = true;
+      timed = timing;
+    }
   }
 
   /**
@@ -105,10 +108,10 @@ final class Lane implements AutoCloseable {
     }
     busy = false;
     cuEventSynchronize(events[3]);
-    if (TIMED) {
-      times.addChunk(elapsed(0, 1), elapsed(1, 2), elapsed(2, 3));
+    if (timed) {
+      times.addTimedChunk(elapsed(0, 1), elapsed(1, 2), elapsed(2, 3));
     } else {
-      times.addChunk(0, 0, 0);
+      times.addChunk();
     }
   }
 
