@@ -5,7 +5,8 @@ Host data in pinned tensors, several GiB of float32 rows; for each chunk of rows
 x.cuda(non_blocking=True) -> op -> copy into a pinned host output (non_blocking), synchronize at the end.
 "torch, 1 stream" is the plain loop (everything on the default stream, so nothing overlaps);
 "torch, 3 streams" puts chunk i on stream i % 3, the same overlap embednorm uses.
-Rate = input bytes / wall time, next to the pinned copy bandwidths measured in the same run.
+Rate = input bytes / wall time, next to the pinned copy bandwidths measured in the same run; the ceiling
+(half the duplex copy rate) comes from PipelineBenchmark, run on the same host (--ceiling-gbs).
 
     python3 bench/torch_pipeline.py [--widths 768,4096] [--gib 4] [--chunk-mib 16] [--op rms_norm]
 """
@@ -39,21 +40,10 @@ def wall(fn, repeats):
 
 def copies(host, repeats=5):
     device = torch.empty_like(host, device="cuda")
-    half = host.numel() // 2
-    up = torch.cuda.Stream()
-    down = torch.cuda.Stream()
     nbytes = host.numel() * host.element_size()
-
-    def duplex():
-        with torch.cuda.stream(up):
-            device[:half].copy_(host[:half], non_blocking=True)
-        with torch.cuda.stream(down):
-            host[half:].copy_(device[half:], non_blocking=True)
-
     upload = nbytes / wall(lambda: device.copy_(host, non_blocking=True), repeats)
     download = nbytes / wall(lambda: host.copy_(device, non_blocking=True), repeats)
-    both = 2 * half * host.element_size() / wall(duplex, repeats)
-    return upload, download, both
+    return upload, download
 
 
 def main():
@@ -63,6 +53,8 @@ def main():
     parser.add_argument("--chunk-mib", type=int, default=16)
     parser.add_argument("--op", default="rms_norm")
     parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--ceiling-gbs", type=float, default=0,
+                        help="half the duplex copy rate from PipelineBenchmark, to print % of it")
     args = parser.parse_args()
     op = OPS[args.op]
     print(f"# {torch.cuda.get_device_name()}, torch {torch.__version__}, {args.op}, "
@@ -74,10 +66,9 @@ def main():
         host_out = torch.empty_like(host_in).pin_memory()
         chunk_rows = max(1, args.chunk_mib * (1 << 20) // (width * 4))
         nbytes = rows * width * 4
-        up, down, duplex = copies(host_in[: min(rows, 512 * (1 << 20) // (width * 4))])
-        ceiling = duplex / 2
+        up, down = copies(host_in[: min(rows, 512 * (1 << 20) // (width * 4))])
         print(f"\nwidth {width}: {nbytes / (1 << 30):.2f} GiB; copy pinned: up {up / 1e9:.1f} GB/s, "
-              f"down {down / 1e9:.1f} GB/s, duplex {duplex / 1e9:.1f} GB/s (ceiling {ceiling / 1e9:.1f})")
+              f"down {down / 1e9:.1f} GB/s")
         streams = [torch.cuda.Stream() for _ in range(3)]
 
         def one_stream():
@@ -93,7 +84,8 @@ def main():
 
         for name, fn in (("torch, 1 stream", one_stream), ("torch, 3 streams", three_streams)):
             rate = nbytes / wall(fn, args.repeats)
-            print(f"{name:<20} {rate / 1e9:8.1f} GB/s in  {100 * rate / ceiling:6.1f} % of ceiling")
+            ceiling = f"  {100 * rate / (args.ceiling_gbs * 1e9):6.1f} % of ceiling" if args.ceiling_gbs else ""
+            print(f"{name:<20} {rate / 1e9:8.1f} GB/s in{ceiling}")
         del host_in, host_out
         torch.cuda.empty_cache()
 
