@@ -110,6 +110,43 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
+  public void inverseSquareRoots(float[] values, int count, double divisor, double epsilon) {
+    inverseSquareRoots(values, 0, count, divisor, epsilon);
+  }
+
+  @Override
+  public void inverseNorms(float[] values, int count, double epsilon) {
+    inverseNorms(values, 0, count, epsilon);
+  }
+
+  @Override
+  public void inverses(float[] values, int count) {
+    inverses(values, 0, count);
+  }
+
+  /** {@link #inverseSquareRoots(float[], int, double, double)} on [first, end): the SIMD tail. */
+  static void inverseSquareRoots(
+      float[] values, int first, int end, double divisor, double epsilon) {
+    for (int i = first; i < end; i++) {
+      values[i] = (float) (1.0 / Math.sqrt(values[i] / divisor + epsilon));
+    }
+  }
+
+  /** {@link #inverseNorms(float[], int, double)} on [first, end). */
+  static void inverseNorms(float[] values, int first, int end, double epsilon) {
+    for (int i = first; i < end; i++) {
+      values[i] = (float) (1.0 / Math.max(Math.sqrt(values[i]), epsilon));
+    }
+  }
+
+  /** {@link #inverses(float[], int)} on [first, end). */
+  static void inverses(float[] values, int first, int end) {
+    for (int i = first; i < end; i++) {
+      values[i] = (float) (1.0 / values[i]);
+    }
+  }
+
+  @Override
   public double maximum(double[] values, int offset, int count) {
     return DoubleSums.maximum(values, offset, count);
   }
