@@ -8,8 +8,8 @@ here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
 results="$here/target/results"
 
-(cd "$root" && mvn -B -q -o install -DskipTests -pl cuda-kernels,arrow-bridge)
-(cd "$root" && mvn -B -q -f benchmarks/pom.xml package)
+# Package in one reactor build (nothing installed into ~/.m2, which other checkouts share).
+(cd "$root" && mvn -B -q -o package -DskipTests -Dembednorm.cpuOnly -pl benchmarks -am)
 mkdir -p "$results"
 rm -f "$results"/*.csv
 

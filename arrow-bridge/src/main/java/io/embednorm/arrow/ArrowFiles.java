@@ -7,6 +7,11 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CancellationException;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.function.LongConsumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -77,21 +82,35 @@ public final class ArrowFiles {
           EmbeddingColumn.require(
               batch.getSchema().getFields(), column, "the file '" + input + "'");
       try (ArrowOutputFile target =
-          ArrowOutputFile.create(output, batch.getSchema(), allocator, source.dictionaries())) {
+              ArrowOutputFile.create(output, batch.getSchema(), allocator, source.dictionaries());
+          BackgroundWriter writer = new BackgroundWriter(target)) {
         NormalizationMetrics metrics = new NormalizationMetrics();
         long rows = 0;
         int batches = 0;
         while (source.loadNextBatch()) {
+          VectorSchemaRoot normalizedBatch = VectorSchemaRoot.create(batch.getSchema(), allocator);
           try (FieldVector normalized =
               normalizer.normalize(
                   batch.getVector(columnIndex), List.of(normalization), metrics, rows)) {
-            moveInto(batch, columnIndex, normalized, target.root());
+            moveInto(batch, columnIndex, normalized, normalizedBatch);
+          } catch (RuntimeException | Error failure) {
+            normalizedBatch.close();
+            throw failure;
           }
-          target.writeBatch();
+          // The first batch is written here, before the reader moves on: the writer's start
+          // writes the dictionaries, which the reader holds.
+          if (batches == 0) {
+            try (normalizedBatch) {
+              target.write(normalizedBatch);
+            }
+          } else {
+            writer.write(normalizedBatch);
+          }
           rows += batch.getRowCount();
           batches++;
           progress.accept(rows);
         }
+        writer.finish();
         long outputBytes = target.commit();
         return new NormalizeResult(
             rows,
@@ -146,6 +165,84 @@ public final class ArrowFiles {
         target.write(batch);
       }
       return target.commit();
+    }
+  }
+
+  /**
+   * Writes batches to an {@link ArrowOutputFile} on a thread of its own, one at a time, so that
+   * writing batch n into the page cache overlaps reading and normalizing batch n + 1. At most one
+   * batch waits or is being written; a write failure comes back from the next call.
+   */
+  private static final class BackgroundWriter implements AutoCloseable {
+    private final ArrowOutputFile target;
+    private final ExecutorService thread =
+        Executors.newSingleThreadExecutor(
+            runnable -> {
+              Thread writer = new Thread(runnable, "embednorm-arrow-writer");
+              writer.setDaemon(true);
+              return writer;
+            });
+    private Future<?> pending;
+    private volatile RuntimeException failure;
+
+    BackgroundWriter(ArrowOutputFile target) {
+      this.target = target;
+    }
+
+    /** Takes {@code batch} over: writes it, then closes it, once the previous batch is written. */
+    void write(VectorSchemaRoot batch) {
+      try {
+        finish();
+      } catch (RuntimeException | Error thrown) {
+        batch.close();
+        throw thrown;
+      }
+      pending = thread.submit(() -> writeAndClose(batch));
+    }
+
+    private void writeAndClose(VectorSchemaRoot batch) {
+      try (batch) {
+        target.write(batch);
+      } catch (RuntimeException thrown) {
+        failure = thrown;
+      }
+    }
+
+    /** Waits for the batch being written, if any, and rethrows its failure. */
+    void finish() {
+      if (pending != null) {
+        Future<?> waited = pending;
+        pending = null;
+        try {
+          waited.get();
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new CancellationException("Interrupted while writing an Arrow batch");
+        } catch (ExecutionException e) {
+          throw new IllegalStateException("The Arrow writer thread failed", e.getCause());
+        }
+      }
+      if (failure != null) {
+        throw failure;
+      }
+    }
+
+    /** Waits for a batch still being written (its failure no longer matters) and stops. */
+    @Override
+    public void close() {
+      try {
+        if (pending != null) {
+          try {
+            pending.get();
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+          } catch (ExecutionException ignored) {
+            // the caller is already failing for its own reason
+          }
+        }
+      } finally {
+        thread.shutdown();
+      }
     }
   }
 

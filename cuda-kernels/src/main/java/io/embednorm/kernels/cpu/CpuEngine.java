@@ -22,9 +22,10 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The CPU engine: reads each row of a {@link RowBatch} into a per-thread scratch array (a bulk
- * copy, converting float16/bfloat16 to float32), normalizes it with {@link CpuKernels}, and writes
- * it back (float16/bfloat16 rounded once).
+ * The CPU engine: reads runs of consecutive rows of a {@link RowBatch} into a per-thread scratch
+ * array (a bulk copy of about {@link #CHUNK_ELEMENTS} elements, converting float16/bfloat16 to
+ * float32), normalizes them with {@link CpuKernels}, and writes them back (float16/bfloat16 rounded
+ * once).
  *
  * <p>Large batches are split into contiguous blocks of rows of about equal element counts, one per
  * thread: the calling thread takes one block and a private pool of {@code threads − 1} daemon
@@ -42,6 +43,13 @@ public final class CpuEngine implements NormalizationEngine {
    * of microseconds, well above the cost of waking a pool thread.
    */
   static final long ELEMENTS_PER_THREAD = 1 << 16;
+
+  /**
+   * Elements moved between the buffers and the scratch arrays at a time (16 KiB of float32, which
+   * stays in the L1 cache through every pass): one bulk copy per chunk rather than per row, and
+   * narrow rows reach the kernels many at once.
+   */
+  static final int CHUNK_ELEMENTS = 1 << 12;
 
   private final int threads;
   private final RowPasses passes;
@@ -215,39 +223,87 @@ public final class CpuEngine implements NormalizationEngine {
     }
   }
 
+  /** What runs on one chunk: rows [first, end), elements [start, start + elements). */
+  @FunctionalInterface
+  private interface Chunk {
+    void normalize(int first, int end, int start, int elements);
+  }
+
+  /**
+   * Splits rows [first, end) into runs of consecutive rows of about {@link #CHUNK_ELEMENTS}
+   * elements together (a wider row is a run of its own) and hands over each run that has elements.
+   */
+  private static void forEachChunk(RowBatch batch, int first, int end, Chunk chunk) {
+    int row = first;
+    while (row < end) {
+      long start = batch.rowStart(row);
+      int last = row + 1;
+      if (!batch.isRagged()) {
+        int rowsPerChunk = Math.max(1, CHUNK_ELEMENTS / Math.max(1, batch.rowWidth(row)));
+        last = Math.min(end, row + rowsPerChunk);
+      } else {
+        while (last < end && batch.rowStart(last + 1) - start <= CHUNK_ELEMENTS) {
+          last++;
+        }
+      }
+      long elements = batch.rowStart(last) - start;
+      if (elements > 0) {
+        chunk.normalize(row, last, Math.toIntExact(start), Math.toIntExact(elements));
+      }
+      row = last;
+    }
+  }
+
+  /** Normalizes rows [first, end) of a chunk held in {@code values} from element {@code start}. */
+  private void normalizeChunk(
+      Normalization normalization, RowBatch batch, int first, int end, float[] values, int start) {
+    if (!batch.isRagged()) {
+      CpuKernels.normalizeRows(
+          passes, normalization, values, 0, values, 0, batch.rowWidth(first), end - first);
+      return;
+    }
+    for (int row = first; row < end; row++) {
+      int offset = (int) (batch.rowStart(row) - start);
+      CpuKernels.normalizeRows(
+          passes, normalization, values, offset, values, offset, batch.rowWidth(row), 1);
+    }
+  }
+
   private void normalizeFloat32(Normalization normalization, RowBatch batch, int first, int end) {
     // clear(): element indices count from index 0 of the buffer, whatever its position.
     FloatBuffer input = batch.input().clear().asFloatBuffer();
     FloatBuffer output = batch.output().clear().asFloatBuffer();
     RowScratch scratch = RowScratch.current();
-    for (int row = first; row < end; row++) {
-      int width = batch.rowWidth(row);
-      if (width == 0) {
-        continue;
-      }
-      int start = Math.toIntExact(batch.rowStart(row));
-      float[] values = scratch.floats(width);
-      input.get(start, values, 0, width);
-      CpuKernels.normalizeRow(passes, normalization, values, 0, values, 0, width);
-      output.put(start, values, 0, width);
-    }
+    forEachChunk(
+        batch,
+        first,
+        end,
+        (chunkFirst, chunkEnd, start, elements) -> {
+          float[] values = scratch.floats(elements);
+          input.get(start, values, 0, elements);
+          normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
+          output.put(start, values, 0, elements);
+        });
   }
 
   private void normalizeFloat64(Normalization normalization, RowBatch batch, int first, int end) {
     DoubleBuffer input = batch.input().clear().asDoubleBuffer();
     DoubleBuffer output = batch.output().clear().asDoubleBuffer();
     RowScratch scratch = RowScratch.current();
-    for (int row = first; row < end; row++) {
-      int width = batch.rowWidth(row);
-      if (width == 0) {
-        continue;
-      }
-      int start = Math.toIntExact(batch.rowStart(row));
-      double[] values = scratch.doubles(width);
-      input.get(start, values, 0, width);
-      CpuKernels.normalizeRow(passes, normalization, values, 0, values, 0, width);
-      output.put(start, values, 0, width);
-    }
+    forEachChunk(
+        batch,
+        first,
+        end,
+        (chunkFirst, chunkEnd, start, elements) -> {
+          double[] values = scratch.doubles(elements);
+          input.get(start, values, 0, elements);
+          for (int row = chunkFirst; row < chunkEnd; row++) {
+            int offset = (int) (batch.rowStart(row) - start);
+            CpuKernels.normalizeRow(
+                passes, normalization, values, offset, values, offset, batch.rowWidth(row));
+          }
+          output.put(start, values, 0, elements);
+        });
   }
 
   /** float16 and bfloat16: load narrow, compute in float32, store narrow once. */
@@ -257,27 +313,26 @@ public final class CpuEngine implements NormalizationEngine {
     ShortBuffer input = batch.input().clear().asShortBuffer();
     ShortBuffer output = batch.output().clear().asShortBuffer();
     RowScratch scratch = RowScratch.current();
-    for (int row = first; row < end; row++) {
-      int width = batch.rowWidth(row);
-      if (width == 0) {
-        continue;
-      }
-      int start = Math.toIntExact(batch.rowStart(row));
-      short[] bits = scratch.shorts(width);
-      float[] values = scratch.floats(width);
-      input.get(start, bits, 0, width);
-      if (half) {
-        Float16.toFloats(bits, 0, values, 0, width);
-      } else {
-        BFloat16.toFloats(bits, 0, values, 0, width);
-      }
-      CpuKernels.normalizeRow(passes, normalization, values, 0, values, 0, width);
-      if (half) {
-        Float16.fromFloats(values, 0, bits, 0, width);
-      } else {
-        BFloat16.fromFloats(values, 0, bits, 0, width);
-      }
-      output.put(start, bits, 0, width);
-    }
+    forEachChunk(
+        batch,
+        first,
+        end,
+        (chunkFirst, chunkEnd, start, elements) -> {
+          short[] bits = scratch.shorts(elements);
+          float[] values = scratch.floats(elements);
+          input.get(start, bits, 0, elements);
+          if (half) {
+            Float16.toFloats(bits, 0, values, 0, elements);
+          } else {
+            BFloat16.toFloats(bits, 0, values, 0, elements);
+          }
+          normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
+          if (half) {
+            Float16.fromFloats(values, 0, bits, 0, elements);
+          } else {
+            BFloat16.fromFloats(values, 0, bits, 0, elements);
+          }
+          output.put(start, bits, 0, elements);
+        });
   }
 }

@@ -51,10 +51,29 @@ public final class CpuKernels {
       float[] output,
       int outputOffset,
       int width) {
-    Objects.checkFromIndexSize(inputOffset, width, input.length);
-    Objects.checkFromIndexSize(outputOffset, width, output.length);
+    normalizeRows(passes, normalization, input, inputOffset, output, outputOffset, width, 1);
+  }
+
+  /**
+   * Normalizes {@code rows} rows of {@code width} elements each, back to back from {@code
+   * inputOffset}, into the same layout from {@code outputOffset}: every row gets the bits it would
+   * get alone, and narrow rows run several times faster than one call per row (see {@link
+   * FloatRowKernels}). Input and output are the same array at the same offset or do not overlap.
+   */
+  static void normalizeRows(
+      RowPasses passes,
+      Normalization normalization,
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int rows) {
+    int elements = Math.multiplyExact(width, rows);
+    Objects.checkFromIndexSize(inputOffset, elements, input.length);
+    Objects.checkFromIndexSize(outputOffset, elements, output.length);
     normalization.checkWidth(-1, width);
-    if (width == 0) {
+    if (elements == 0) {
       return;
     }
     double epsilon = normalization.epsilon();
@@ -67,6 +86,7 @@ public final class CpuKernels {
               output,
               outputOffset,
               width,
+              rows,
               epsilon,
               normalization.floatWeight());
       case LAYER_NORM ->
@@ -77,16 +97,17 @@ public final class CpuKernels {
               output,
               outputOffset,
               width,
+              rows,
               epsilon,
               normalization.floatWeight(),
               normalization.floatBias());
       case SOFTMAX ->
-          FloatRowKernels.softmax(passes, input, inputOffset, output, outputOffset, width);
+          FloatRowKernels.softmax(passes, input, inputOffset, output, outputOffset, width, rows);
       case LOG_SOFTMAX ->
-          FloatRowKernels.logSoftmax(passes, input, inputOffset, output, outputOffset, width);
+          FloatRowKernels.logSoftmax(passes, input, inputOffset, output, outputOffset, width, rows);
       case L2_NORMALIZE ->
           FloatRowKernels.l2Normalize(
-              passes, input, inputOffset, output, outputOffset, width, epsilon);
+              passes, input, inputOffset, output, outputOffset, width, rows, epsilon);
       default -> throw new IllegalStateException("Unknown op " + normalization.op());
     }
   }

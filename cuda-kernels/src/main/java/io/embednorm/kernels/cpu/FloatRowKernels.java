@@ -1,10 +1,16 @@
 package io.embednorm.kernels.cpu;
 
 /**
- * The five ops on a float32 row. Sums accumulate in float32 (blocked, see {@link FloatSums}); the
+ * The five ops on float32 rows. Sums accumulate in float32 (blocked, see {@link FloatSums}); the
  * few per-row scalars (mean, 1/sqrt, log) are computed in float64 from those sums and rounded to
  * float32 once; each output element is a short chain of float32 operations, which SIMD runs eight
  * lanes at a time. The loops themselves are {@link RowPasses}, scalar or SIMD, with equal bits.
+ *
+ * <p>Each kernel takes a run of rows of one width, laid out back to back, and runs each pass over
+ * up to {@link #GROUP_ROWS} rows before the next pass: a narrow row is a short chain of dependent
+ * steps (a reduction, a square root, a division, a scaling), and rows side by side give the
+ * processor independent chains to overlap. Every row still sees exactly the operations it would see
+ * alone, so its bits do not depend on the rows around it; one row is a run of one.
  *
  * <p>A row whose float32 sum of squares leaves the safe range is recomputed entirely in float64 by
  * {@link DoublePrecisionFallback}: above 2^100 (the squares overflowed or nearly so), or below
@@ -13,10 +19,14 @@ package io.embednorm.kernels.cpu;
  * NaN rows stay on the float32 path. So does a row whose float32 scale factor would not be a normal
  * number (only with an eps beyond any practical value).
  *
- * <p>Callers have checked bounds and widths; {@code width} is at least 1; weight and bias may be
+ * <p>Callers have checked bounds and widths; {@code width} and {@code rows} are at least 1; input
+ * and output are either the same array at the same offset or do not overlap; weight and bias may be
  * null.
  */
 final class FloatRowKernels {
+  /** Rows whose passes run side by side; the size of the per-row scalar arrays in scratch. */
+  static final int GROUP_ROWS = 64;
+
   private static final float LARGEST_SAFE_SUM = 0x1p100f;
   private static final float SMALLEST_SAFE_SUM = 0x1p-100f;
 
@@ -25,6 +35,12 @@ final class FloatRowKernels {
 
   /** Below this, eps no longer dominates a norm smaller than 2^-50. */
   private static final double SMALLEST_DOMINATING_NORM_EPSILON = 0x1p-40;
+
+  /**
+   * Marks a row that {@link DoublePrecisionFallback} has already written: no row on the float32
+   * path has a zero scale (see {@link #notNormal}).
+   */
+  private static final float DONE = 0f;
 
   private FloatRowKernels() {}
 
@@ -36,17 +52,38 @@ final class FloatRowKernels {
       float[] output,
       int outputOffset,
       int width,
+      int rows,
       double epsilon,
       float[] weight) {
-    float sumOfSquares = passes.sumOfSquares(input, inputOffset, width);
-    float scale = (float) (1.0 / Math.sqrt((double) sumOfSquares / width + epsilon));
-    if (outsideSafeRange(sumOfSquares, epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
-        || notNormal(scale)) {
-      DoublePrecisionFallback.rmsNorm(
-          passes, input, inputOffset, output, outputOffset, width, epsilon, weight);
-      return;
+    RowScratch scratch = RowScratch.current();
+    float[] sums = scratch.rowScalars(0);
+    float[] scales = scratch.rowScalars(1);
+    for (int group = 0; group < rows; group += GROUP_ROWS) {
+      int count = Math.min(GROUP_ROWS, rows - group);
+      int groupInput = inputOffset + group * width;
+      int groupOutput = outputOffset + group * width;
+      for (int row = 0; row < count; row++) {
+        sums[row] = passes.sumOfSquares(input, groupInput + row * width, width);
+        scales[row] = sums[row];
+      }
+      passes.inverseSquareRoots(scales, count, width, epsilon);
+      for (int row = 0; row < count; row++) {
+        if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
+            || notNormal(scales[row])) {
+          DoublePrecisionFallback.rmsNorm(
+              passes,
+              input,
+              groupInput + row * width,
+              output,
+              groupOutput + row * width,
+              width,
+              epsilon,
+              weight);
+          scales[row] = DONE;
+        }
+      }
+      scaleRows(passes, input, groupInput, output, groupOutput, width, count, scales, weight);
     }
-    passes.scale(input, inputOffset, output, outputOffset, width, scale, weight);
   }
 
   /**
@@ -61,36 +98,67 @@ final class FloatRowKernels {
       float[] output,
       int outputOffset,
       int width,
+      int rows,
       double epsilon,
       float[] gamma,
       float[] beta) {
-    float shift = input[inputOffset];
-    double meanOfDifferences =
-        (double) passes.sumOfDifferences(input, inputOffset, width, shift) / width;
-    float sumOfSquares =
-        passes.sumOfSquaredDeviations(input, inputOffset, width, shift, (float) meanOfDifferences);
-    float inverseDeviation = (float) (1.0 / Math.sqrt((double) sumOfSquares / width + epsilon));
-    if (outsideSafeRange(sumOfSquares, epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
-        || notNormal(inverseDeviation)) {
-      DoublePrecisionFallback.layerNorm(
-          passes, input, inputOffset, output, outputOffset, width, epsilon, gamma, beta);
-      return;
+    RowScratch scratch = RowScratch.current();
+    float[] centersHigh = scratch.rowScalars(0);
+    float[] centersLow = scratch.rowScalars(1);
+    float[] inverseDeviations = scratch.rowScalars(2);
+    for (int group = 0; group < rows; group += GROUP_ROWS) {
+      int count = Math.min(GROUP_ROWS, rows - group);
+      int groupInput = inputOffset + group * width;
+      int groupOutput = outputOffset + group * width;
+      // Pass 1: Σ (x − x[0]) into centersHigh; pass 2: Σ of squared deviations into centersLow.
+      for (int row = 0; row < count; row++) {
+        int start = groupInput + row * width;
+        centersHigh[row] = passes.sumOfDifferences(input, start, width, input[start]);
+      }
+      for (int row = 0; row < count; row++) {
+        int start = groupInput + row * width;
+        double meanOfDifferences = (double) centersHigh[row] / width;
+        centersLow[row] =
+            passes.sumOfSquaredDeviations(
+                input, start, width, input[start], (float) meanOfDifferences);
+        inverseDeviations[row] = centersLow[row];
+      }
+      passes.inverseSquareRoots(inverseDeviations, count, width, epsilon);
+      for (int row = 0; row < count; row++) {
+        int start = groupInput + row * width;
+        float shift = input[start];
+        double meanOfDifferences = (double) centersHigh[row] / width;
+        float sumOfSquares = centersLow[row];
+        float inverseDeviation = inverseDeviations[row];
+        if (outsideSafeRange(sumOfSquares, epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
+            || notNormal(inverseDeviation)) {
+          DoublePrecisionFallback.layerNorm(
+              passes, input, start, output, groupOutput + row * width, width, epsilon, gamma, beta);
+          inverseDeviation = DONE;
+        }
+        // The mean of x as a float32 pair, so that x − centerHigh is exact for x near the mean.
+        double center = shift + meanOfDifferences;
+        float centerHigh = (float) center;
+        centersHigh[row] = centerHigh;
+        centersLow[row] = (float) (center - centerHigh);
+        inverseDeviations[row] = inverseDeviation;
+      }
+      for (int row = 0; row < count; row++) {
+        if (inverseDeviations[row] != DONE) {
+          passes.standardize(
+              input,
+              groupInput + row * width,
+              output,
+              groupOutput + row * width,
+              width,
+              centersHigh[row],
+              centersLow[row],
+              inverseDeviations[row],
+              gamma,
+              beta);
+        }
+      }
     }
-    // The mean of x as a float32 pair, so that x − centerHigh is exact for x near the mean.
-    double center = shift + meanOfDifferences;
-    float centerHigh = (float) center;
-    float centerLow = (float) (center - centerHigh);
-    passes.standardize(
-        input,
-        inputOffset,
-        output,
-        outputOffset,
-        width,
-        centerHigh,
-        centerLow,
-        inverseDeviation,
-        gamma,
-        beta);
   }
 
   /**
@@ -105,11 +173,27 @@ final class FloatRowKernels {
       int inputOffset,
       float[] output,
       int outputOffset,
-      int width) {
-    float maximum = passes.maximum(input, inputOffset, width);
-    float sum = passes.storeExponentials(input, inputOffset, output, outputOffset, width, maximum);
-    float inverseSum = (float) (1.0 / sum);
-    passes.scale(output, outputOffset, output, outputOffset, width, inverseSum, null);
+      int width,
+      int rows) {
+    float[] scalars = RowScratch.current().rowScalars(0);
+    for (int group = 0; group < rows; group += GROUP_ROWS) {
+      int count = Math.min(GROUP_ROWS, rows - group);
+      int groupInput = inputOffset + group * width;
+      int groupOutput = outputOffset + group * width;
+      maximumOfRows(passes, input, groupInput, width, count, scalars);
+      for (int row = 0; row < count; row++) {
+        scalars[row] =
+            passes.storeExponentials(
+                input,
+                groupInput + row * width,
+                output,
+                groupOutput + row * width,
+                width,
+                scalars[row]);
+      }
+      passes.inverses(scalars, count);
+      scaleRows(passes, output, groupOutput, output, groupOutput, width, count, scalars, null);
+    }
   }
 
   /**
@@ -122,10 +206,34 @@ final class FloatRowKernels {
       int inputOffset,
       float[] output,
       int outputOffset,
-      int width) {
-    float maximum = passes.maximum(input, inputOffset, width);
-    float logSum = (float) Math.log(passes.sumOfExponentials(input, inputOffset, width, maximum));
-    passes.subtract(input, inputOffset, output, outputOffset, width, maximum, logSum);
+      int width,
+      int rows) {
+    RowScratch scratch = RowScratch.current();
+    float[] maxima = scratch.rowScalars(0);
+    float[] logSums = scratch.rowScalars(1);
+    for (int group = 0; group < rows; group += GROUP_ROWS) {
+      int count = Math.min(GROUP_ROWS, rows - group);
+      int groupInput = inputOffset + group * width;
+      int groupOutput = outputOffset + group * width;
+      maximumOfRows(passes, input, groupInput, width, count, maxima);
+      for (int row = 0; row < count; row++) {
+        logSums[row] =
+            passes.sumOfExponentials(input, groupInput + row * width, width, maxima[row]);
+      }
+      for (int row = 0; row < count; row++) {
+        logSums[row] = (float) Math.log(logSums[row]);
+      }
+      for (int row = 0; row < count; row++) {
+        passes.subtract(
+            input,
+            groupInput + row * width,
+            output,
+            groupOutput + row * width,
+            width,
+            maxima[row],
+            logSums[row]);
+      }
+    }
   }
 
   /** y = x · (1 / max(sqrt(Σx²), eps)). */
@@ -136,16 +244,68 @@ final class FloatRowKernels {
       float[] output,
       int outputOffset,
       int width,
+      int rows,
       double epsilon) {
-    float sumOfSquares = passes.sumOfSquares(input, inputOffset, width);
-    float scale = (float) (1.0 / Math.max(Math.sqrt(sumOfSquares), epsilon));
-    if (outsideSafeRange(sumOfSquares, epsilon, SMALLEST_DOMINATING_NORM_EPSILON)
-        || notNormal(scale)) {
-      DoublePrecisionFallback.l2Normalize(
-          passes, input, inputOffset, output, outputOffset, width, epsilon);
-      return;
+    RowScratch scratch = RowScratch.current();
+    float[] sums = scratch.rowScalars(0);
+    float[] scales = scratch.rowScalars(1);
+    for (int group = 0; group < rows; group += GROUP_ROWS) {
+      int count = Math.min(GROUP_ROWS, rows - group);
+      int groupInput = inputOffset + group * width;
+      int groupOutput = outputOffset + group * width;
+      for (int row = 0; row < count; row++) {
+        sums[row] = passes.sumOfSquares(input, groupInput + row * width, width);
+        scales[row] = sums[row];
+      }
+      passes.inverseNorms(scales, count, epsilon);
+      for (int row = 0; row < count; row++) {
+        if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)
+            || notNormal(scales[row])) {
+          DoublePrecisionFallback.l2Normalize(
+              passes,
+              input,
+              groupInput + row * width,
+              output,
+              groupOutput + row * width,
+              width,
+              epsilon);
+          scales[row] = DONE;
+        }
+      }
+      scaleRows(passes, input, groupInput, output, groupOutput, width, count, scales, null);
     }
-    passes.scale(input, inputOffset, output, outputOffset, width, scale, null);
+  }
+
+  private static void maximumOfRows(
+      RowPasses passes, float[] input, int inputOffset, int width, int count, float[] maxima) {
+    for (int row = 0; row < count; row++) {
+      maxima[row] = passes.maximum(input, inputOffset + row * width, width);
+    }
+  }
+
+  /** Scales each row by its factor, skipping the rows marked {@link #DONE}. */
+  private static void scaleRows(
+      RowPasses passes,
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] scales,
+      float[] weight) {
+    for (int row = 0; row < count; row++) {
+      if (scales[row] != DONE) {
+        passes.scale(
+            input,
+            inputOffset + row * width,
+            output,
+            outputOffset + row * width,
+            width,
+            scales[row],
+            weight);
+      }
+    }
   }
 
   /** False for NaN: a NaN row stays NaN on either path, so it keeps the cheap one. */

@@ -74,6 +74,19 @@ interface RowPasses {
       float maximum,
       float logSum);
 
+  /**
+   * The per-row scale factors of a group of rows, from their float32 sums, in float64 and rounded
+   * once: {@code values[i] = (float) (1 / sqrt(values[i] / divisor + epsilon))} for i below {@code
+   * count} (RMSNorm, LayerNorm). Done for many rows at once, so that SIMD can take four at a time.
+   */
+  void inverseSquareRoots(float[] values, int count, double divisor, double epsilon);
+
+  /** {@code values[i] = (float) (1 / max(sqrt(values[i]), epsilon))} (L2 normalization). */
+  void inverseNorms(float[] values, int count, double epsilon);
+
+  /** {@code values[i] = (float) (1 / values[i])}, in float64 (softmax). */
+  void inverses(float[] values, int count);
+
   /** As {@link #maximum(float[], int, int)}, in float64. */
   double maximum(double[] values, int offset, int count);
 

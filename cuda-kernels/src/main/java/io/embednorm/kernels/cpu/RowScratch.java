@@ -16,6 +16,7 @@ final class RowScratch {
   private double[] fallbackValues = new double[0];
   private double[] fallbackWeight = new double[0];
   private double[] fallbackBias = new double[0];
+  private final float[][] rowScalars = new float[3][FloatRowKernels.GROUP_ROWS];
 
   private RowScratch() {}
 
@@ -58,6 +59,14 @@ final class RowScratch {
       shorts = array;
     }
     return array;
+  }
+
+  /**
+   * One of three arrays of {@link FloatRowKernels#GROUP_ROWS} per-row scalars (sums, scales,
+   * centers) that the row kernels keep between the passes over a group of rows.
+   */
+  float[] rowScalars(int index) {
+    return rowScalars[index];
   }
 
   /** The row of a float32 row recomputed in float64. */

@@ -22,6 +22,7 @@ import jdk.incubator.vector.VectorSpecies;
 final class VectorRowPasses implements RowPasses {
   private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
   private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_256;
+  private static final VectorSpecies<Float> FOUR_FLOATS = FloatVector.SPECIES_128;
   private static final int FLOAT_LANES = 8;
   private static final int DOUBLE_LANES = 4;
   private static final int BLOCK = FloatSums.BLOCK;
@@ -297,6 +298,53 @@ final class VectorRowPasses implements RowPasses {
     for (; i < count; i++) {
       output[outputOffset + i] = input[inputOffset + i] - maximum - logSum;
     }
+  }
+
+  // ---- per-row scalars of a group of rows, four rows at a time in float64 ----
+
+  @Override
+  public void inverseSquareRoots(float[] values, int count, double divisor, double epsilon) {
+    int i = 0;
+    for (; i + DOUBLE_LANES <= count; i += DOUBLE_LANES) {
+      DoubleVector root = widen(values, i).div(divisor).add(epsilon).lanewise(VectorOperators.SQRT);
+      narrow(DoubleVector.broadcast(DOUBLES, 1.0).div(root), values, i);
+    }
+    ScalarRowPasses.inverseSquareRoots(values, i, count, divisor, epsilon);
+  }
+
+  @Override
+  public void inverseNorms(float[] values, int count, double epsilon) {
+    int i = 0;
+    for (; i + DOUBLE_LANES <= count; i += DOUBLE_LANES) {
+      DoubleVector norm = widen(values, i).lanewise(VectorOperators.SQRT).max(epsilon);
+      narrow(DoubleVector.broadcast(DOUBLES, 1.0).div(norm), values, i);
+    }
+    ScalarRowPasses.inverseNorms(values, i, count, epsilon);
+  }
+
+  @Override
+  public void inverses(float[] values, int count) {
+    int i = 0;
+    for (; i + DOUBLE_LANES <= count; i += DOUBLE_LANES) {
+      narrow(DoubleVector.broadcast(DOUBLES, 1.0).div(widen(values, i)), values, i);
+    }
+    ScalarRowPasses.inverses(values, i, count);
+  }
+
+  /**
+   * Four floats as four doubles (exact). The conversions also spare the scalar code's {@code
+   * cvtss2sd}, whose merge into a register the JIT reuses chains every row to the one before.
+   */
+  private static DoubleVector widen(float[] values, int index) {
+    return (DoubleVector)
+        FloatVector.fromArray(FOUR_FLOATS, values, index)
+            .convertShape(VectorOperators.F2D, DOUBLES, 0);
+  }
+
+  /** Four doubles rounded to float once, into {@code values[index, index + 4)}. */
+  private static void narrow(DoubleVector vector, float[] values, int index) {
+    ((FloatVector) vector.convertShape(VectorOperators.D2F, FOUR_FLOATS, 0))
+        .intoArray(values, index);
   }
 
   // ---- float64: two 4-lane registers stand for the eight accumulators ----

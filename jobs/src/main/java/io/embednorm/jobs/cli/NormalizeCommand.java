@@ -7,6 +7,7 @@ import io.embednorm.jobs.NormalizationOptions;
 import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.Normalization;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.arrow.memory.BufferAllocator;
@@ -58,26 +59,35 @@ final class NormalizeCommand implements Callable<Integer> {
   }
 
   /**
-   * Initializes Arrow's schema classes (their JSON mappers take a good part of a second on a small
-   * machine) on a second thread while this one parses the arguments and sets up the allocator and
-   * the engine. Failures are left for the command to meet and report.
+   * Classes whose static initialization takes a good part of a second each on a small machine:
+   * Arrow's schema (its JSON mappers), Arrow's allocator (its logging and memory manager set-up)
+   * and the CPU kernels (the Vector API's species and operators).
+   */
+  private static final List<String> SLOW_CLASSES =
+      List.of(
+          "org.apache.arrow.vector.types.pojo.Schema",
+          "org.apache.arrow.memory.RootAllocator",
+          "io.embednorm.kernels.cpu.RowPassSelection");
+
+  /**
+   * Initializes {@link #SLOW_CLASSES} on threads of their own while this one parses the arguments:
+   * the command then finds them ready. Failures are left for the command to meet and report.
    */
   private static void preload() {
-    Thread loader =
-        new Thread(
-            () -> {
-              try {
-                Class.forName(
-                    "org.apache.arrow.vector.types.pojo.Schema",
-                    true,
-                    NormalizeCommand.class.getClassLoader());
-              } catch (ClassNotFoundException | LinkageError ignored) {
-                // the command reports it when it gets there
-              }
-            },
-            "embednorm-preload");
-    loader.setDaemon(true);
-    loader.start();
+    for (String name : SLOW_CLASSES) {
+      Thread loader =
+          new Thread(
+              () -> {
+                try {
+                  Class.forName(name, true, NormalizeCommand.class.getClassLoader());
+                } catch (ClassNotFoundException | LinkageError ignored) {
+                  // the command reports it when it gets there
+                }
+              },
+              "embednorm-preload");
+      loader.setDaemon(true);
+      loader.start();
+    }
   }
 
   @Override
