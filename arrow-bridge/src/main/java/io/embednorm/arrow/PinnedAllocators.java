@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.cuda.CudaEngine;
 import io.embednorm.kernels.cuda.PinnedBlock;
@@ -40,6 +41,18 @@ public final class PinnedAllocators {
             .allocationManagerFactory(new Factory())
             .maxAllocation(limit)
             .build());
+  }
+
+  /**
+   * A new root allocator for data a normalizer on {@code device} will read: pinned when that choice
+   * resolves to a usable GPU (as {@code auto} and {@code gpu} do where CUDA works), ordinary
+   * otherwise. The caller closes it.
+   */
+  public static RootAllocator newRootAllocatorFor(DeviceChoice device, long limit) {
+    if (device != DeviceChoice.CPU && CudaEngine.unavailableReason() == null) {
+      return newRootAllocator(limit);
+    }
+    return new RootAllocator(limit);
   }
 
   /** Creates managers of pinned blocks. */
