@@ -6,7 +6,8 @@ import io.embednorm.kernels.Normalization
 import io.embednorm.spark.catalyst.EmbedNormExpression
 import io.embednorm.spark.internal.ColumnChain
 import io.embednorm.spark.internal.SparkArrays.ElementWidth
-import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Expression, NamedExpression}
+import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression, NamedExpression}
+import org.apache.spark.sql.catalyst.util.toPrettySQL
 import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType}
 
 /** One output column of the columnar operator. */
@@ -48,10 +49,10 @@ object ColumnarProjection {
             Normalized(chains - 1, found)
           }
         case other if usesEmbedNorm(other) =>
-          Left(s"${other.sql} applies another function to an embednorm result, which the " +
+          Left(s"${toPrettySQL(other)} applies another function to an embednorm result, which the " +
             "columnar operator does not evaluate")
         case other =>
-          Left(s"${other.sql} is neither a column nor an embednorm function")
+          Left(s"${toPrettySQL(other)} is neither a column nor an embednorm function")
       }
     }
     columns.collectFirst { case Left(reason) => reason } match {
@@ -83,18 +84,24 @@ object ColumnarProjection {
               new ColumnChain(position, attribute.name, elementWidth, steps.asJava)
             }
           case None =>
-            Left(s"the input of ${outer.prettyName}, ${attribute.sql}, is " +
+            Left(s"the input of ${outer.prettyName}, ${attribute.name}, is " +
               s"${attribute.dataType.sql}, not array<float> or array<double>")
         }
       case other =>
-        Left(s"the input of ${outer.prettyName} is ${other.sql}, not a column " +
+        Left(s"the input of ${outer.prettyName} is ${describeInput(other)}, not a column " +
           "(the columnar operator takes array<float> or array<double> columns)")
     }
   }
 
+  /** Spark's pretty SQL leaves casts out; an implicit cast is the reason here, so say it. */
+  private def describeInput(input: Expression): String = input match {
+    case cast: Cast => s"${toPrettySQL(cast.child)} cast to ${cast.dataType.sql}"
+    case other => toPrettySQL(other)
+  }
+
   private def ordinal(attribute: Attribute, childOutput: Seq[Attribute]): Either[String, Int] = {
     val position = childOutput.indexWhere(_.exprId == attribute.exprId)
-    if (position < 0) Left(s"${attribute.sql} is not a column of the projection's input")
+    if (position < 0) Left(s"${attribute.name} is not a column of the projection's input")
     else Right(position)
   }
 
