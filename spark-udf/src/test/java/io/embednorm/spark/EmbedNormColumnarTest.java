@@ -53,26 +53,20 @@ class EmbedNormColumnarTest {
     rows.addAll(TestData.edgeRows("float"));
     System.out.println("EmbedNormColumnarTest seed " + TestData.SEED + ", rows " + rows.size());
     TestData.frame(spark, "float", rows).createOrReplaceTempView("frame");
-    spark
-        .sql(
+    TestData.parquetView(
+        spark,
+        spark.sql(
             "SELECT id, x, transform(x, v -> CAST(v AS DOUBLE)) AS d,"
-                + " CONCAT('row ', id) AS name FROM frame")
-        .write()
-        .parquet(directory.resolve("embeddings").toString());
-    spark
-        .sql("SELECT id, array(CAST(id AS INT), 2) AS ints FROM frame")
-        .write()
-        .parquet(directory.resolve("integers").toString());
-    spark
-        .read()
-        .parquet(directory.resolve("integers").toString())
-        .createOrReplaceTempView("integers");
+                + " CONCAT('row ', id) AS name FROM frame"),
+        directory.resolve("embeddings"),
+        "embeddings");
+    TestData.parquetView(
+        spark,
+        spark.sql("SELECT id, array(CAST(id AS INT), 2) AS ints FROM frame"),
+        directory.resolve("integers"),
+        "integers");
     // Small scan batches: rows of many widths, nulls and empty arrays share and straddle batches.
     spark.conf().set("spark.sql.parquet.columnarReaderBatchSize", "7");
-    spark
-        .read()
-        .parquet(directory.resolve("embeddings").toString())
-        .createOrReplaceTempView("embeddings");
   }
 
   @AfterAll
