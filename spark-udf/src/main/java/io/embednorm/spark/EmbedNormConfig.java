@@ -31,33 +31,34 @@ public final class EmbedNormConfig {
   public static final String PREFIX = "spark.embednorm.";
 
   /**
-   * Where the SQL functions run: {@code auto}, {@code cpu} or {@code gpu}. Today every query runs
-   * on the CPU row path; {@code gpu} is checked so that jobs asking for it fail early and clearly
-   * when no GPU is usable.
+   * Where the columnar operator runs: {@code auto}, {@code cpu} or {@code gpu}; {@code gpu} is
+   * checked at analysis so that jobs asking for it fail early and clearly when no GPU is usable.
    */
   public static final Entry<DeviceChoice> DEVICE =
       new Entry<>(
           PREFIX + "device",
           "auto | cpu | gpu",
           DeviceChoice.AUTO,
-          "Where the embednorm SQL functions, DataFrame functions and ML stage run. `cpu`: the"
-              + " CPU row path. `gpu`: fails the query, saying why, when no GPU is usable (at"
-              + " analysis with the extension installed, otherwise at execution). `auto`: the GPU"
-              + " when one is usable, else the CPU. The columnar GPU operator is not built yet:"
-              + " until it lands every query runs on the CPU row path, and `gpu` with a usable GPU"
-              + " logs a warning saying so.",
+          "Where the columnar operator runs the embednorm functions. `cpu`: the CPU engine."
+              + " `gpu`: the GPU that Spark assigned to the task (`TaskContext.resources()`, else"
+              + " GPU 0); fails the query, saying why, when no GPU is usable (at analysis with the"
+              + " extension installed, otherwise at execution). `auto`: the GPU when the executor"
+              + " has a usable one, else the CPU engine, logging why. A batch that fails on the GPU"
+              + " runs again on the CPU engine. Projections the operator cannot take, and sessions"
+              + " without the extension, run on the CPU row path (the expression's generated"
+              + " code).",
           EmbedNormConfig::parseDevice,
           "one of auto, cpu, gpu");
 
-  /** Rows per batch that the columnar operator sends to the device. */
+  /** Rows per batch when the columnar operator batches rows itself. */
   public static final Entry<Integer> BATCH_ROWS =
       new Entry<>(
           PREFIX + "batchRows",
           "positive integer",
           4096,
-          "Rows per batch that the columnar GPU operator sends to the device (when it batches rows"
-              + " itself rather than taking a columnar scan's batches). Read and validated now;"
-              + " used once the columnar GPU operator lands.",
+          "Rows per batch when the columnar operator batches rows itself, because its input"
+              + " produces rows; over a columnar scan (Parquet, ORC) it takes the scan's batches"
+              + " (`spark.sql.parquet.columnarReaderBatchSize`).",
           EmbedNormConfig::parsePositiveInteger,
           "a positive integer");
 
@@ -67,9 +68,8 @@ public final class EmbedNormConfig {
           PREFIX + "concurrentGpuTasks",
           "positive integer",
           1,
-          "How many tasks of one executor may use the GPU at the same time; the others wait, so"
-              + " that device memory is not oversubscribed. Read and validated now; used once the"
-              + " columnar GPU operator lands.",
+          "How many tasks of one executor may use one GPU at the same time; the others wait, so"
+              + " that device memory is not oversubscribed.",
           EmbedNormConfig::parsePositiveInteger,
           "a positive integer");
 
@@ -79,13 +79,26 @@ public final class EmbedNormConfig {
           PREFIX + "explain",
           "boolean",
           false,
-          "Log, for each query using the embednorm functions, which functions run on the GPU or"
-              + " the CPU and why (today always the CPU row path).",
+          "Show which embednorm functions run on the GPU or the CPU and why: in the columnar"
+              + " operator's line of `EXPLAIN` output, and in log lines (INFO) for each query and"
+              + " for each projection that stays on the CPU row path, with the reason.",
+          EmbedNormConfig::parseBoolean,
+          "true or false");
+
+  /** Whether eligible projections run in the columnar operator. */
+  public static final Entry<Boolean> COLUMNAR =
+      new Entry<>(
+          PREFIX + "columnar",
+          "boolean",
+          true,
+          "Whether projections of embednorm functions run in the columnar operator (with"
+              + " `spark.sql.extensions=io.embednorm.spark.EmbedNormExtensions`). `false` keeps"
+              + " every query on the CPU row path.",
           EmbedNormConfig::parseBoolean,
           "true or false");
 
   private static final List<Entry<?>> ENTRIES =
-      List.of(DEVICE, BATCH_ROWS, CONCURRENT_GPU_TASKS, EXPLAIN);
+      List.of(DEVICE, BATCH_ROWS, CONCURRENT_GPU_TASKS, EXPLAIN, COLUMNAR);
 
   private EmbedNormConfig() {}
 

@@ -3,6 +3,7 @@ package io.embednorm.spark;
 import io.embednorm.kernels.Op;
 import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.execution.EmbedNormColumnarRule;
 import io.embednorm.spark.internal.FunctionDocumentation;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
@@ -23,9 +24,10 @@ import scala.runtime.BoxedUnit;
  * <p>The functions are session system functions: {@code SHOW FUNCTIONS} lists them, {@code DESCRIBE
  * FUNCTION EXTENDED} shows their usage and examples, and temporary views may use them.
  *
- * <p>It also installs a check rule that applies {@link EmbedNormConfig#DEVICE} at analysis: {@code
- * spark.embednorm.device=gpu} with no usable GPU fails the query, saying why. Every query runs on
- * the CPU row path until the columnar GPU operator lands.
+ * <p>It also installs a check rule that applies {@link EmbedNormConfig#DEVICE} at analysis ({@code
+ * spark.embednorm.device=gpu} with no usable GPU fails the query, saying why), and a columnar rule
+ * that runs eligible projections of the functions in the columnar operator, on the GPU or the CPU
+ * engine ({@code EmbedNormColumnarRule}); other projections run on the CPU row path.
  */
 public final class EmbedNormExtensions implements Function1<SparkSessionExtensions, BoxedUnit> {
 
@@ -42,6 +44,7 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
               FunctionIdentifier.apply(op.sqlName()), FunctionDocumentation.describe(op), builder));
     }
     extensions.injectCheckRule(session -> new DeviceCheckRule(session));
+    extensions.injectColumnar(session -> new EmbedNormColumnarRule(session));
     return BoxedUnit.UNIT;
   }
 }

@@ -56,7 +56,7 @@ class DeviceSettingTest {
 
   @ParameterizedTest
   @ValueSource(strings = {"auto", "cpu"})
-  void autoAndCpuRunOnTheCpuRowPath(String device) {
+  void autoAndCpuRunWithoutAGpu(String device) {
     spark.conf().set(EmbedNormConfig.DEVICE.name(), device);
     spark.conf().set(EmbedNormConfig.EXPLAIN.name(), "true");
     List<Row> rows = spark.sql(QUERY).collectAsList();

@@ -29,11 +29,13 @@ class EmbedNormConfigTest {
             "spark.embednorm.device",
             "spark.embednorm.batchRows",
             "spark.embednorm.concurrentGpuTasks",
-            "spark.embednorm.explain");
+            "spark.embednorm.explain",
+            "spark.embednorm.columnar");
     assertThat(EmbedNormConfig.DEVICE.defaultValue()).isEqualTo(DeviceChoice.AUTO);
     assertThat(EmbedNormConfig.BATCH_ROWS.defaultValue()).isEqualTo(4096);
     assertThat(EmbedNormConfig.CONCURRENT_GPU_TASKS.defaultValue()).isEqualTo(1);
     assertThat(EmbedNormConfig.EXPLAIN.defaultValue()).isFalse();
+    assertThat(EmbedNormConfig.COLUMNAR.defaultValue()).isTrue();
     for (EmbedNormConfig.Entry<?> entry : EmbedNormConfig.entries()) {
       assertThat(entry.documentation()).as(entry.name()).isNotBlank();
       assertThat(entry.parse(entry.defaultText())).as(entry.name()).isEqualTo(entry.defaultValue());

@@ -22,8 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every SQL function on seeded random rows (ragged, widths 1 to 32769) and on the edge cases of
- * DESIGN.md §2, on float and double arrays, interpreted and code-generated, against the float64
- * reference.
+ * DESIGN.md §2, on float and double arrays, on the row path (interpreted and code-generated) and in
+ * the columnar operator (rows batched by it), against the float64 reference.
  */
 class EmbedNormSqlAccuracyTest {
   private static final String[] FUNCTIONS = {
@@ -147,6 +147,9 @@ class EmbedNormSqlAccuracyTest {
         .as("the physical plan keeps the expression")
         .contains(function + "(");
     String method = "RowNormalizer.normalize" + (type.equals("float") ? "Floats" : "Doubles");
+    assertThat(result.queryExecution().executedPlan().toString().contains("EmbedNormProject"))
+        .as("the columnar operator is planned")
+        .isEqualTo(mode == ExecutionMode.COLUMNAR);
     if (mode == ExecutionMode.CODEGEN) {
       assertThat(Results.generatedCode(result)).contains(method);
     } else {

@@ -6,6 +6,9 @@ import java.util.List;
 import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.execution.SparkPlan;
+import org.apache.spark.sql.execution.adaptive.AdaptiveSparkPlanExec;
+import org.apache.spark.sql.execution.adaptive.QueryStageExec;
 import scala.Tuple3;
 import scala.jdk.javaapi.CollectionConverters;
 
@@ -30,6 +33,29 @@ final class Results {
       code.append(stage._2()).append('\n');
     }
     return code.toString();
+  }
+
+  /**
+   * The first node of {@code type} in {@code plan}, looking into adaptive plans (their final plan
+   * once executed) and query stages; null when there is none.
+   */
+  static <T> T find(SparkPlan plan, Class<T> type) {
+    if (type.isInstance(plan)) {
+      return type.cast(plan);
+    }
+    List<SparkPlan> children = new ArrayList<>(CollectionConverters.asJava(plan.children()));
+    if (plan instanceof AdaptiveSparkPlanExec adaptive) {
+      children.add(adaptive.executedPlan());
+    } else if (plan instanceof QueryStageExec stage) {
+      children.add(stage.plan());
+    }
+    for (SparkPlan child : children) {
+      T found = find(child, type);
+      if (found != null) {
+        return found;
+      }
+    }
+    return null;
   }
 
   /** The messages of {@code failure} and all its causes, one per line. */

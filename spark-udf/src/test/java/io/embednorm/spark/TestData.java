@@ -1,5 +1,6 @@
 package io.embednorm.spark;
 
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -100,6 +101,14 @@ final class TestData {
       data.add(RowFactory.create(id, asFloat ? toFloats(rows.get(id)) : rows.get(id)));
     }
     return spark.createDataFrame(data, schema);
+  }
+
+  /**
+   * Writes {@code frame} as Parquet to {@code folder} and reads it back as the view {@code name}.
+   */
+  static void parquetView(SparkSession spark, Dataset<Row> frame, Path folder, String name) {
+    frame.write().parquet(folder.toString());
+    spark.read().parquet(folder.toString()).createOrReplaceTempView(name);
   }
 
   private static Double[] gaussianRow(

@@ -1,0 +1,30 @@
+package io.embednorm.spark.internal;
+
+import io.embednorm.kernels.Normalization;
+import io.embednorm.spark.internal.SparkArrays.ElementWidth;
+import java.io.Serializable;
+import java.util.List;
+import java.util.stream.Collectors;
+
+/**
+ * One normalized output column of the columnar operator: a chain of normalizations (innermost
+ * first, as in {@code l2_normalize(rms_norm(x))} = [rms_norm, l2_normalize]) over the input column
+ * at {@code inputOrdinal} of the child's batches. Planned on the driver, run on executors.
+ *
+ * @param inputOrdinal the input column's position in the child's output
+ * @param inputName the input column's name, for messages
+ * @param width the element type of the input (and output)
+ * @param steps the normalizations, innermost first
+ */
+public record ColumnChain(
+    int inputOrdinal, String inputName, ElementWidth width, List<Normalization> steps)
+    implements Serializable {
+  public ColumnChain {
+    steps = List.copyOf(steps);
+  }
+
+  /** The SQL names of the steps, outermost last, e.g. {@code rms_norm, l2_normalize}. */
+  public String functions() {
+    return steps.stream().map(step -> step.op().sqlName()).collect(Collectors.joining(", "));
+  }
+}

@@ -1,0 +1,212 @@
+package io.embednorm.spark.internal;
+
+import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.vector.BaseFixedWidthVector;
+import org.apache.arrow.vector.BitVectorHelper;
+import org.apache.arrow.vector.complex.ListVector;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
+import org.apache.spark.sql.vectorized.ColumnVector;
+import org.apache.spark.sql.vectorized.ColumnarArray;
+import org.apache.spark.unsafe.Platform;
+
+/**
+ * Copies an {@code array<float>} or {@code array<double>} column of a Spark batch into an Arrow
+ * {@link ListVector}, the input type of the arrow-bridge. Spark's column vectors do not expose
+ * their element memory, so this is a copy (counted in the operator's metrics); rows that are
+ * contiguous in Spark's element vector (as the Parquet reader and row batching write them) are
+ * copied in bulk.
+ *
+ * <p>A null row, and a row with a null element (whose result is null, DESIGN.md §2), become a null
+ * row of no elements; every element of the result is valid.
+ */
+public final class SparkArrays {
+  /** Elements per bulk read from Spark: bounds the temporary array (1 MiB of doubles). */
+  private static final int COPY_ELEMENTS = 1 << 17;
+
+  private SparkArrays() {}
+
+  /**
+   * The first {@code rows} rows of {@code column} as a new list vector named {@code name},
+   * allocated from {@code allocator}; the caller closes it.
+   *
+   * @param width the element type: float32 or float64
+   */
+  public static ListVector toArrow(
+      ColumnVector column, int rows, ElementWidth width, String name, BufferAllocator allocator) {
+    ListVector list = ListVector.empty(name, allocator);
+    try {
+      ArrowType elementType =
+          new ArrowType.FloatingPoint(
+              width == ElementWidth.FLOAT
+                  ? FloatingPointPrecision.SINGLE
+                  : FloatingPointPrecision.DOUBLE);
+      list.addOrGetVector(FieldType.nullable(elementType));
+      list.setInitialCapacity(Math.max(rows, 1));
+      list.allocateNew();
+      if (column instanceof WritableColumnVector writable) {
+        new Copy(list, width).fromWritable(writable, rows);
+      } else {
+        new Copy(list, width).fromAny(column, rows);
+      }
+      return list;
+    } catch (RuntimeException | Error failure) {
+      list.close();
+      throw failure;
+    }
+  }
+
+  /** The element type of a column, by its byte width. */
+  public enum ElementWidth {
+    FLOAT(Float.BYTES),
+    DOUBLE(Double.BYTES);
+
+    private final int bytes;
+
+    ElementWidth(int bytes) {
+      this.bytes = bytes;
+    }
+
+    int bytes() {
+      return bytes;
+    }
+  }
+
+  /** One copy: sets offsets and row validity, then fills the element vector. */
+  private static final class Copy {
+    private final ListVector list;
+    private final ElementWidth width;
+    private final ArrowBuf offsets;
+    private final ArrowBuf validity;
+
+    Copy(ListVector list, ElementWidth width) {
+      this.list = list;
+      this.width = width;
+      this.offsets = list.getOffsetBuffer();
+      this.validity = list.getValidityBuffer();
+    }
+
+    void fromWritable(WritableColumnVector column, int rows) {
+      WritableColumnVector elements = column.arrayData();
+      boolean elementNulls = elements.hasNull();
+      int[] starts = new int[rows];
+      int total = 0;
+      for (int row = 0; row < rows; row++) {
+        int length = 0;
+        if (!column.isNullAt(row)) {
+          int start = column.getArrayOffset(row);
+          int rowLength = column.getArrayLength(row);
+          if (!elementNulls || !anyNull(elements, start, rowLength)) {
+            BitVectorHelper.setBit(validity, row);
+            starts[row] = start;
+            length = rowLength;
+          }
+        }
+        offsets.setInt((long) (row + 1) * ListVector.OFFSET_WIDTH, total + length);
+        total += length;
+      }
+      BaseFixedWidthVector target = allocateElements(total);
+      int row = 0;
+      while (row < rows) {
+        int first = row;
+        int sourceStart = starts[row];
+        int end = length(row);
+        row++;
+        while (row < rows && (length(row) == 0 || starts[row] == sourceStart + end)) {
+          end += length(row);
+          row++;
+        }
+        copyRange(elements, sourceStart, end, target, offset(first));
+      }
+      finish(rows, total);
+    }
+
+    void fromAny(ColumnVector column, int rows) {
+      Object[] values = new Object[rows];
+      int total = 0;
+      for (int row = 0; row < rows; row++) {
+        int length = 0;
+        if (!column.isNullAt(row)) {
+          ColumnarArray array = column.getArray(row);
+          if (!anyNull(array)) {
+            BitVectorHelper.setBit(validity, row);
+            values[row] =
+                width == ElementWidth.FLOAT ? array.toFloatArray() : array.toDoubleArray();
+            length = array.numElements();
+          }
+        }
+        offsets.setInt((long) (row + 1) * ListVector.OFFSET_WIDTH, total + length);
+        total += length;
+      }
+      BaseFixedWidthVector target = allocateElements(total);
+      long address = target.getDataBuffer().memoryAddress();
+      for (int row = 0; row < rows; row++) {
+        if (values[row] != null) {
+          copyArray(values[row], length(row), address + (long) offset(row) * width.bytes());
+        }
+      }
+      finish(rows, total);
+    }
+
+    private int offset(int row) {
+      return offsets.getInt((long) row * ListVector.OFFSET_WIDTH);
+    }
+
+    private int length(int row) {
+      return offset(row + 1) - offset(row);
+    }
+
+    private BaseFixedWidthVector allocateElements(int total) {
+      BaseFixedWidthVector elements = (BaseFixedWidthVector) list.getDataVector();
+      elements.allocateNew(Math.max(total, 1));
+      elements.getValidityBuffer().setOne(0, (total + 7) / 8);
+      return elements;
+    }
+
+    private void copyRange(
+        ColumnVector source, int sourceStart, int count, BaseFixedWidthVector target, int at) {
+      long address = target.getDataBuffer().memoryAddress() + (long) at * width.bytes();
+      for (int done = 0; done < count; done += COPY_ELEMENTS) {
+        int piece = Math.min(COPY_ELEMENTS, count - done);
+        Object values =
+            width == ElementWidth.FLOAT
+                ? source.getFloats(sourceStart + done, piece)
+                : source.getDoubles(sourceStart + done, piece);
+        copyArray(values, piece, address + (long) done * width.bytes());
+      }
+    }
+
+    private void copyArray(Object values, int count, long address) {
+      long offset =
+          width == ElementWidth.FLOAT ? Platform.FLOAT_ARRAY_OFFSET : Platform.DOUBLE_ARRAY_OFFSET;
+      Platform.copyMemory(values, offset, null, address, (long) count * width.bytes());
+    }
+
+    private void finish(int rows, int total) {
+      list.setLastSet(rows - 1);
+      list.setValueCount(rows);
+      list.getDataVector().setValueCount(total);
+    }
+
+    private static boolean anyNull(ColumnVector elements, int start, int length) {
+      for (int i = start; i < start + length; i++) {
+        if (elements.isNullAt(i)) {
+          return true;
+        }
+      }
+      return false;
+    }
+
+    private static boolean anyNull(ColumnarArray array) {
+      for (int i = 0, length = array.numElements(); i < length; i++) {
+        if (array.isNullAt(i)) {
+          return true;
+        }
+      }
+      return false;
+    }
+  }
+}
