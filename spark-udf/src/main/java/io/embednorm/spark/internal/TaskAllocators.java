@@ -1,17 +1,19 @@
 package io.embednorm.spark.internal;
 
+import io.embednorm.arrow.PinnedAllocators;
+import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.EmbedNormException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.RootAllocator;
 import org.apache.spark.TaskContext;
 import org.apache.spark.util.TaskCompletionListener;
 
 /**
- * The Arrow memory of the columnar operator: one root allocator per executor (JVM), a child
- * allocator per task. A task's allocator is closed when the task completes; anything still
- * allocated from it then is a leak and fails the task, naming the bytes, so that tests catch it.
+ * The Arrow memory of the columnar operator: one root allocator per executor (JVM), pinned where a
+ * GPU is usable, and a child allocator per task. A task's allocator is closed when the task
+ * completes; anything still allocated from it then is a leak and fails the task, naming the bytes,
+ * so that tests catch it.
  */
 public final class TaskAllocators {
   private static final ConcurrentMap<Long, BufferAllocator> BY_TASK = new ConcurrentHashMap<>();
@@ -65,8 +67,12 @@ public final class TaskAllocators {
     }
   }
 
-  /** Created on first use, so that a driver that never runs the operator allocates nothing. */
+  /**
+   * Created on first use, so that a driver that never runs the operator allocates nothing. Pinned
+   * where this JVM has a usable GPU, so that batches copy to it at full PCIe speed.
+   */
   private static final class Root {
-    static final BufferAllocator ALLOCATOR = new RootAllocator(Long.MAX_VALUE);
+    static final BufferAllocator ALLOCATOR =
+        PinnedAllocators.newRootAllocatorFor(DeviceChoice.AUTO, Long.MAX_VALUE);
   }
 }
