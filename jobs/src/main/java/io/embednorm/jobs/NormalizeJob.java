@@ -4,11 +4,14 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 
+import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.EngineSelection;
 import io.embednorm.kernels.Engines;
+import io.embednorm.spark.EmbedNormConfig;
 import io.embednorm.spark.EmbedNormFunctions;
 import java.util.Arrays;
+import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
@@ -28,6 +31,13 @@ public final class NormalizeJob {
   /** Runs the job; the session stays open (the caller owns it). */
   public static JobReport run(SparkSession spark, JobSettings settings) {
     String device = describeDevice(settings);
+    // --device decides for this job's queries; without it (auto), the session's setting stands.
+    if (settings.device() != DeviceChoice.AUTO
+        || spark.conf().getOption(EmbedNormConfig.DEVICE.name()).isEmpty()) {
+      spark
+          .conf()
+          .set(EmbedNormConfig.DEVICE.name(), settings.device().name().toLowerCase(Locale.ROOT));
+    }
     Dataset<Row> input = spark.read().format(settings.inputFormat()).load(settings.input());
     checkColumn(input, settings.column());
     Dataset<Row> output =
@@ -58,11 +68,15 @@ public final class NormalizeJob {
 
   /**
    * Resolves the device choice now, so that {@code gpu} without a GPU fails before any work, and
-   * says where the rows are normalized.
+   * says where the rows are normalized: in batches by embednorm's columnar operator, on the chosen
+   * engine.
    */
   static String describeDevice(JobSettings settings) {
     try (EngineSelection selection = Engines.select(settings.device())) {
-      return "cpu, Spark row path (" + selection.reason() + ")";
+      return selection.device().name().toLowerCase(Locale.ROOT)
+          + ", columnar batches ("
+          + selection.reason()
+          + ")";
     }
   }
 

@@ -150,6 +150,7 @@ class SparkCommandsTest {
     assertThat(result.out())
         .contains("rows       2000")
         .contains("mean(y^2) = 1 on 2000 rows")
+        .contains("cpu, columnar batches (cpu was requested)")
         .contains("OK");
   }
 
