@@ -15,15 +15,9 @@ import statistics
 import time
 
 import torch
-import torch.nn.functional as F
 
-OPS = {
-    "rms_norm": lambda x: F.rms_norm(x, (x.shape[-1],), None, 1e-6),
-    "layer_norm": lambda x: F.layer_norm(x, (x.shape[-1],), None, None, 1e-5),
-    "softmax": lambda x: torch.softmax(x, -1),
-    "log_softmax": lambda x: torch.log_softmax(x, -1),
-    "l2_normalize": lambda x: F.normalize(x, 2.0, -1, 1e-12),
-}
+from torch_ops import OPS  # the same five ops as the kernel peer (bench/ is on sys.path)
+
 
 
 def wall(fn, repeats):

@@ -3,10 +3,7 @@ package io.embednorm.arrow;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
-import io.embednorm.kernels.RowBatch;
 import io.embednorm.kernels.cuda.CudaEngine;
-import java.nio.ByteBuffer;
-import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -74,7 +71,7 @@ final class ChunkedNormalization {
       try (RunSink sink =
           gpu
               ? new GpuPipeline((CudaEngine) engine, steps, input, output, firstRowIndex, metrics)
-              : new CpuRuns(input, output, firstRowIndex, metrics)) {
+              : new CpuRuns(engine, steps, input, output, firstRowIndex, metrics)) {
         new Runs(input, early, gpu ? gpuChunkBytes : chunkByteLimit, firstRowIndex).submitAll(sink);
         sink.finish();
       } finally {
@@ -208,53 +205,6 @@ final class ChunkedNormalization {
     /** Frees what the sink holds; after a failure, waits for work in flight first. */
     @Override
     void close();
-  }
-
-  /** Hands runs to a CPU engine as views of the Arrow buffers, one step after another. */
-  private final class CpuRuns implements RunSink {
-    private final ListColumn input;
-    private final long firstRowIndex;
-    private final NormalizationMetrics metrics;
-    private final long base;
-    private final int byteWidth;
-    private final ArrowBuf inputData;
-    private final ArrowBuf outputData;
-
-    CpuRuns(
-        ListColumn input, FieldVector output, long firstRowIndex, NormalizationMetrics metrics) {
-      this.input = input;
-      this.firstRowIndex = firstRowIndex;
-      this.metrics = metrics;
-      this.base = input.boundary(0);
-      this.byteWidth = input.type().byteWidth();
-      this.inputData = input.elements().getDataBuffer();
-      this.outputData = ListColumn.elementsOf(output).getDataBuffer();
-    }
-
-    @Override
-    public void run(int from, int to) {
-      long started = System.nanoTime();
-      long start = input.boundary(from);
-      int bytes = (int) ((input.boundary(to) - start) * byteWidth);
-      ByteBuffer out = outputData.nioBuffer((start - base) * byteWidth, bytes);
-      ByteBuffer in = inputData.nioBuffer(start * byteWidth, bytes);
-      for (Normalization step : steps) {
-        int width = input.fixedWidth();
-        RowBatch batch =
-            width >= 0
-                ? RowBatch.fixedWidth(input.type(), to - from, width, in, out)
-                : RowBatch.ragged(input.type(), IntBuffer.wrap(input.offsets(from, to)), in, out);
-        engine.normalize(step, batch.withFirstRowIndex(firstRowIndex + from));
-        in = out;
-      }
-      metrics.addCpu(System.nanoTime() - started);
-    }
-
-    @Override
-    public void finish() {}
-
-    @Override
-    public void close() {}
   }
 
   /** Splits the rows into runs of at most a byte limit and hands each to a sink. */

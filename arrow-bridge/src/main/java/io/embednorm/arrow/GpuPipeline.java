@@ -2,7 +2,6 @@ package io.embednorm.arrow;
 
 import io.embednorm.kernels.GpuOutOfMemoryException;
 import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.RowBatch;
 import io.embednorm.kernels.cpu.CpuEngine;
 import io.embednorm.kernels.cuda.ColumnShape;
 import io.embednorm.kernels.cuda.CudaEngine;
@@ -10,8 +9,6 @@ import io.embednorm.kernels.cuda.GpuSession;
 import io.embednorm.kernels.cuda.HostPin;
 import io.embednorm.kernels.cuda.PinnedHostMemory;
 import io.embednorm.kernels.cuda.TransferTimes;
-import java.nio.ByteBuffer;
-import java.nio.IntBuffer;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.FieldVector;
@@ -36,6 +33,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   private final int byteWidth;
   private final ArrowBuf inputData;
   private final ArrowBuf outputData;
+  private final FieldVector output;
   private ColumnShape shape;
   private GpuSession session;
   private HostPin inputPin;
@@ -57,6 +55,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     this.byteWidth = input.type().byteWidth();
     this.inputData = input.elements().getDataBuffer();
     this.outputData = ListColumn.elementsOf(output).getDataBuffer();
+    this.output = output;
   }
 
   @Override
@@ -164,20 +163,9 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
 
   /** A row too large for the GPU's free memory, on the CPU engine, straight into the output. */
   private void runOnCpu(int from, int to) {
-    long started = System.nanoTime();
-    long start = input.boundary(from);
-    int bytes = (int) ((input.boundary(to) - start) * byteWidth);
-    ByteBuffer in = inputData.nioBuffer(start * byteWidth, bytes);
-    ByteBuffer out = outputData.nioBuffer((start - base) * byteWidth, bytes);
     try (CpuEngine cpu = new CpuEngine(1)) {
-      for (Normalization step : steps) {
-        RowBatch batch =
-            RowBatch.ragged(input.type(), IntBuffer.wrap(input.offsets(from, to)), in, out);
-        cpu.normalize(step, batch.withFirstRowIndex(firstRowIndex + from));
-        in = out;
-      }
+      new CpuRuns(cpu, steps, input, output, firstRowIndex, metrics).run(from, to);
     }
-    metrics.addCpu(System.nanoTime() - started);
     metrics.addCpuFallbackRows(to - from);
   }
 

@@ -5,7 +5,6 @@ import io.embednorm.arrow.NormalizationMetrics;
 import io.embednorm.arrow.PinnedAllocators;
 import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.GpuSettings;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
 import io.embednorm.kernels.RowBatch;
@@ -201,11 +200,7 @@ public final class PipelineBenchmark {
   }
 
   private ArrowNormalizer gpu(BufferAllocator allocator, long chunk) {
-    return ArrowNormalizer.builder(allocator)
-        .device(DeviceChoice.GPU)
-        .gpuChunkBytes(chunk)
-        .gpuConcurrency(GpuSettings.DEFAULT.concurrentUsers())
-        .build();
+    return ArrowNormalizer.builder(allocator).device(DeviceChoice.GPU).gpuChunkBytes(chunk).build();
   }
 
   private void measure(

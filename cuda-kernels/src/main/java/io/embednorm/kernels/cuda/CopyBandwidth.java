@@ -1,5 +1,9 @@
 package io.embednorm.kernels.cuda;
 
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
@@ -7,6 +11,7 @@ import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import java.util.Arrays;
+import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
@@ -71,14 +76,14 @@ public final class CopyBandwidth {
       CudaContext context, long input, long output, long bytes, long chunk, int lanes) {
     context.makeCurrent();
     CUstream[] streams = new CUstream[lanes];
-    jcuda.driver.CUevent[] done = new jcuda.driver.CUevent[lanes];
+    CUevent[] done = new CUevent[lanes];
     DeviceBuffer[] buffers = new DeviceBuffer[lanes];
     try {
       for (int lane = 0; lane < lanes; lane++) {
         streams[lane] = new CUstream();
         cuStreamCreate(streams[lane], CUstream_flags.CU_STREAM_NON_BLOCKING);
-        done[lane] = new jcuda.driver.CUevent();
-        jcuda.driver.JCudaDriver.cuEventCreate(done[lane], 0);
+        done[lane] = new CUevent();
+        cuEventCreate(done[lane], 0);
         buffers[lane] = new DeviceBuffer(chunk, "the copy benchmark");
       }
       long started = System.nanoTime();
@@ -87,13 +92,13 @@ public final class CopyBandwidth {
         int lane = index % lanes;
         long length = Math.min(chunk, bytes - offset);
         if (index >= lanes) {
-          jcuda.driver.JCudaDriver.cuEventSynchronize(done[lane]);
+          cuEventSynchronize(done[lane]);
         }
         cuMemcpyHtoDAsync(
             buffers[lane].pointer(), new HostPointer(input + offset), length, streams[lane]);
         cuMemcpyDtoHAsync(
             new HostPointer(output + offset), buffers[lane].pointer(), length, streams[lane]);
-        jcuda.driver.JCudaDriver.cuEventRecord(done[lane], streams[lane]);
+        cuEventRecord(done[lane], streams[lane]);
       }
       for (CUstream stream : streams) {
         cuStreamSynchronize(stream);
@@ -105,7 +110,7 @@ public final class CopyBandwidth {
           buffers[lane].close();
         }
         if (done[lane] != null) {
-          jcuda.driver.JCudaDriver.cuEventDestroy(done[lane]);
+          cuEventDestroy(done[lane]);
         }
         if (streams[lane] != null) {
           cuStreamDestroy(streams[lane]);

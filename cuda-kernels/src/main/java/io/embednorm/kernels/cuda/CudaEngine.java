@@ -229,10 +229,10 @@ public final class CudaEngine implements NormalizationEngine {
     try (DeviceBuffer input = new DeviceBuffer(bytes, "the input rows");
         DeviceBuffer output = new DeviceBuffer(bytes, "the output rows");
         DeviceBuffer offsets = deviceOffsets(batch, first);
-        DeviceBuffer weight = deviceParameter(normalization.weight(), type);
-        DeviceBuffer bias = deviceParameter(normalization.bias(), type)) {
-      // Synchronous copies: heap buffers may move once a call returns. The pinned, overlapped
-      // pipeline over Arrow buffers replaces this path.
+        DeviceBuffer weight = DeviceBuffer.parameter(normalization.weight(), type);
+        DeviceBuffer bias = DeviceBuffer.parameter(normalization.bias(), type)) {
+      // Synchronous copies: heap buffers may move once a call returns. Host memory that stays
+      // put (Arrow buffers) goes through the pinned, overlapped GpuSession instead.
       ByteBuffer source = slice(batch.input(), first, bytes, type);
       cuMemcpyHtoD(input.pointer(), Pointer.to(source), bytes);
       if (poisonOutputs) {
@@ -272,17 +272,6 @@ public final class CudaEngine implements NormalizationEngine {
         batch.rowStart(batch.rows() - 1) + batch.rowWidth(batch.rows() - 1) - first;
     DeviceBuffer buffer = new DeviceBuffer((long) offsets.length * Long.BYTES, "row offsets");
     cuMemcpyHtoD(buffer.pointer(), Pointer.to(offsets), (long) offsets.length * Long.BYTES);
-    return buffer;
-  }
-
-  private static DeviceBuffer deviceParameter(double[] values, ElementType type) {
-    if (values == null) {
-      return null;
-    }
-    int size = type == ElementType.FLOAT64 ? Double.BYTES : Float.BYTES;
-    DeviceBuffer buffer = new DeviceBuffer((long) values.length * size, "weight or bias");
-    cuMemcpyHtoD(
-        buffer.pointer(), CudaLauncher.hostParameter(values, type), (long) values.length * size);
     return buffer;
   }
 

@@ -2,7 +2,9 @@ package io.embednorm.kernels.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 
+import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.GpuOutOfMemoryException;
 import jcuda.CudaException;
@@ -35,6 +37,21 @@ final class DeviceBuffer implements AutoCloseable {
               + failure.getMessage(),
           failure);
     }
+  }
+
+  /**
+   * A weight or bias on the device as the kernels read it (float, or double for float64 rows), or
+   * null for none; the caller closes it.
+   */
+  static DeviceBuffer parameter(double[] values, ElementType type) {
+    if (values == null) {
+      return null;
+    }
+    int size = type == ElementType.FLOAT64 ? Double.BYTES : Float.BYTES;
+    long bytes = (long) values.length * size;
+    DeviceBuffer buffer = new DeviceBuffer(bytes, "weight or bias");
+    cuMemcpyHtoD(buffer.pointer(), CudaLauncher.hostParameter(values, type), bytes);
+    return buffer;
   }
 
   CUdeviceptr pointer() {

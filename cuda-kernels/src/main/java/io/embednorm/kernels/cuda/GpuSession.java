@@ -1,7 +1,6 @@
 package io.embednorm.kernels.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 
@@ -236,14 +235,11 @@ public final class GpuSession implements AutoCloseable {
   private record PlanKey(Op op, int width, int rows, boolean vectorizable) {}
 
   private CUdeviceptr parameter(double[] values) {
-    if (values == null) {
+    DeviceBuffer buffer = DeviceBuffer.parameter(values, type);
+    if (buffer == null) {
       return new CUdeviceptr();
     }
-    int size = type == ElementType.FLOAT64 ? Double.BYTES : Float.BYTES;
-    long bytes = (long) values.length * size;
-    DeviceBuffer buffer = new DeviceBuffer(bytes, "weight or bias");
     parameters.add(buffer);
-    cuMemcpyHtoD(buffer.pointer(), CudaLauncher.hostParameter(values, type), bytes);
     return buffer.pointer();
   }
 

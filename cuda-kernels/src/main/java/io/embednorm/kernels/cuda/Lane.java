@@ -19,18 +19,22 @@ import jcuda.driver.CUstream_flags;
 
 /**
  * One stream of a GPU session with the device memory its chunks use: two row buffers (a chain of
- * normalizations ping-pongs between them), row offsets, and a pinned staging block for the offsets.
- * Events around the upload, the kernels and the download time each chunk. Lanes outlive sessions:
- * the engine pools them, so their memory is reused from call to call.
+ * normalizations ping-pongs between them), row offsets, and host staging for the offsets. Events
+ * around the upload, the kernels and the download time each chunk. Lanes outlive sessions: the
+ * engine pools them, so their memory is reused from call to call.
  */
 final class Lane implements AutoCloseable {
   private static final long MEBIBYTE = 1L << 20;
 
   final CUstream stream = new CUstream();
   private final CUevent[] events = new CUevent[4];
-  private DeviceBuffer first;
-  private DeviceBuffer second;
-  private DeviceBuffer offsets;
+  private static final int FIRST = 0;
+  private static final int SECOND = 1;
+  private static final int OFFSETS = 2;
+
+  /** The two row buffers and the offsets, by slot. */
+  private final DeviceBuffer[] buffers = new DeviceBuffer[3];
+
   private LongBuffer offsetStaging;
   private boolean busy;
   private boolean timed;
@@ -45,28 +49,33 @@ final class Lane implements AutoCloseable {
 
   /** The buffer rows are uploaded to, at least {@code bytes} large. */
   DeviceBuffer first(long bytes) {
-    if (!fits(first, bytes)) {
-      first = release(first);
-      first = allocate(bytes, "the input rows of a chunk");
-    }
-    return first;
+    return buffer(FIRST, bytes, "the input rows of a chunk");
   }
 
   /** The buffer the first kernel writes, at least {@code bytes} large. */
   DeviceBuffer second(long bytes) {
-    if (!fits(second, bytes)) {
-      second = release(second);
-      second = allocate(bytes, "the output rows of a chunk");
-    }
-    return second;
+    return buffer(SECOND, bytes, "the output rows of a chunk");
   }
 
   DeviceBuffer offsets(long bytes) {
-    if (!fits(offsets, bytes)) {
-      offsets = release(offsets);
-      offsets = allocate(bytes, "the row offsets of a chunk");
+    return buffer(OFFSETS, bytes, "the row offsets of a chunk");
+  }
+
+  /**
+   * The buffer in {@code slot}, replaced by a larger one (whole MiB, so that a slightly larger
+   * chunk later fits) when it is too small. The slot is empty while the new one is allocated, so a
+   * failed allocation never leaves a freed buffer behind.
+   */
+  private DeviceBuffer buffer(int slot, long bytes, String what) {
+    DeviceBuffer buffer = buffers[slot];
+    if (buffer == null || buffer.bytes() < bytes) {
+      if (buffer != null) {
+        buffer.close();
+        buffers[slot] = null;
+      }
+      buffers[slot] = new DeviceBuffer((bytes + MEBIBYTE - 1) / MEBIBYTE * MEBIBYTE, what);
     }
-    return offsets;
+    return buffers[slot];
   }
 
   /**
@@ -123,7 +132,11 @@ final class Lane implements AutoCloseable {
 
   /** Device bytes held. */
   long deviceBytes() {
-    return bytes(first) + bytes(second) + bytes(offsets);
+    long bytes = 0;
+    for (DeviceBuffer buffer : buffers) {
+      bytes += buffer == null ? 0 : buffer.bytes();
+    }
+    return bytes;
   }
 
   private long elapsed(int from, int to) {
@@ -132,31 +145,10 @@ final class Lane implements AutoCloseable {
     return (long) (milliseconds[0] * 1e6);
   }
 
-  private static long bytes(DeviceBuffer buffer) {
-    return buffer == null ? 0 : buffer.bytes();
-  }
-
-  private static boolean fits(DeviceBuffer buffer, long bytes) {
-    return buffer != null && buffer.bytes() >= bytes;
-  }
-
-  /** Frees a buffer too small for the next chunk; returns null for the field. */
-  private static DeviceBuffer release(DeviceBuffer buffer) {
-    if (buffer != null) {
-      buffer.close();
-    }
-    return null;
-  }
-
-  /** Whole MiB, so that a slightly larger chunk later reuses the buffer. */
-  private static DeviceBuffer allocate(long bytes, String what) {
-    return new DeviceBuffer((bytes + MEBIBYTE - 1) / MEBIBYTE * MEBIBYTE, what);
-  }
-
   /** Frees the stream, events and memory; the stream must be idle. */
   @Override
   public void close() {
-    for (DeviceBuffer buffer : new DeviceBuffer[] {first, second, offsets}) {
+    for (DeviceBuffer buffer : buffers) {
       if (buffer != null) {
         buffer.close();
       }
