@@ -24,6 +24,7 @@
 
 #include <cuda_bf16.h>
 #include <cuda_fp16.h>
+#include <cooperative_groups.h>
 
 namespace {
 
@@ -153,7 +154,8 @@ __device__ __noinline__ double2 exact_statistics(const T* row, int n, int group,
 }
 
 // Normalizes the row slice x (this lane's elements of a row of n, n == 0 for no row) in place,
-// with the group's reductions. Rows that need the float64 fallback set use_double, scale_double
+// with the group's reductions. Widths are multiples of PACK (the host's condition for PACK > 1), so
+// one bounds test per pack masks it whole. Rows that need the float64 fallback set use_double, scale_double
 // and shift_double: their outputs are ((double) input - shift_double) * scale_double.
 template <int OP, typename T, typename C, int PACK, int PACKS>
 __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* row, int n, int group,
@@ -188,7 +190,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
     for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
       for (int k = 0; k < PACK; ++k) {
-        if (column<PACK>(p, k, group, group_lane) < n) sum += x[p * PACK + k] - shift;
+        if (column<PACK>(p, 0, group, group_lane) < n) sum += x[p * PACK + k] - shift;
       }
     }
     const C mean = group_sum(sum, group) / n;
@@ -198,7 +200,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
 #pragma unroll
       for (int k = 0; k < PACK; ++k) {
         const C centered = (x[p * PACK + k] - shift) - mean;
-        if (column<PACK>(p, k, group, group_lane) < n) squares += centered * centered;
+        if (column<PACK>(p, 0, group, group_lane) < n) squares += centered * centered;
       }
     }
     squares = group_sum(squares, group);
@@ -218,7 +220,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
     for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
       for (int k = 0; k < PACK; ++k) {
-        if (column<PACK>(p, k, group, group_lane) < n) {
+        if (column<PACK>(p, 0, group, group_lane) < n) {
           maximum = max_nan(maximum, x[p * PACK + k]);
         }
       }
@@ -231,7 +233,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
 #pragma unroll
         for (int k = 0; k < PACK; ++k) {
           x[p * PACK + k] = exp_c(x[p * PACK + k] - maximum);
-          if (column<PACK>(p, k, group, group_lane) < n) sum += x[p * PACK + k];
+          if (column<PACK>(p, 0, group, group_lane) < n) sum += x[p * PACK + k];
         }
       }
       const C inverse = C(1) / group_sum(sum, group);
@@ -242,7 +244,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
       for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
         for (int k = 0; k < PACK; ++k) {
-          if (column<PACK>(p, k, group, group_lane) < n) sum += exp_c(x[p * PACK + k] - maximum);
+          if (column<PACK>(p, 0, group, group_lane) < n) sum += exp_c(x[p * PACK + k] - maximum);
         }
       }
       // (x - max) - log(sum), never x - (max + log(sum)): the latter rounds at max's scale.
@@ -564,6 +566,297 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Cluster path (Hopper and newer): a row split over CLUSTER blocks of a thread-block cluster, held
+// in registers, 64 bytes a thread in 16-byte packs. Wide rows then need neither a shared-memory
+// cache nor a second read of device memory, and an SM holds slices of several rows at once, so
+// one row's reductions overlap other rows' loads (one 1024-thread block per row left an SM idle
+// between its load and store phases). Partial results meet through distributed shared memory.
+// Only for batches whose rows all start 16-byte aligned with widths that are multiples of PACK.
+
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+
+// Shared-memory addresses and the Hopper exchange between the blocks of a cluster: each block
+// pushes its partial into every block's slot with st.async, which completes a transaction on the
+// receiver's mbarrier. A cluster-wide barrier would also do, but its release semantics wait for the
+// block's earlier global stores (the previous row's outputs) to land, which measured 20-30 points
+// slower at width 8192.
+__device__ __forceinline__ unsigned shared_address(const void* pointer) {
+  return static_cast<unsigned>(__cvta_generic_to_shared(pointer));
+}
+__device__ __forceinline__ unsigned at_rank(unsigned address, int rank) {
+  unsigned mapped;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;" : "=r"(mapped) : "r"(address), "r"(rank));
+  return mapped;
+}
+__device__ __forceinline__ void push(unsigned slot, float value, unsigned barrier) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];"
+               :: "r"(slot), "r"(__float_as_uint(value)), "r"(barrier) : "memory");
+}
+__device__ __forceinline__ void push(unsigned slot, double value, unsigned barrier) {
+  asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b64 [%0], %1, [%2];"
+               :: "r"(slot), "l"(__double_as_longlong(value)), "r"(barrier) : "memory");
+}
+__device__ __forceinline__ void expect_bytes(unsigned barrier, unsigned bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;"
+               :: "r"(barrier), "r"(bytes) : "memory");
+}
+__device__ __forceinline__ void wait_phase(unsigned barrier, unsigned parity) {
+  unsigned done;
+  do {
+    asm volatile(
+        "{\n\t.reg .pred complete;\n\t"
+        "mbarrier.try_wait.parity.shared::cta.b64 complete, [%1], %2;\n\t"
+        "selp.u32 %0, 1, 0, complete;\n\t}"
+        : "=r"(done) : "r"(barrier), "r"(parity) : "memory");
+  } while (!done);
+}
+
+// One block's side of the exchange: two rounds' slots (one per block of the cluster) and their
+// mbarriers. A slot is rewritten two reductions later, when its block has received the sender's
+// next partial, which that block pushes only after it has read this round's slots.
+template <typename C>
+struct alignas(16) Exchange {
+  unsigned long long barriers[2];
+  C slots[2][8];
+  C warps[32];
+
+  __device__ void init() {
+    if (threadIdx.x == 0) {
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&barriers[0])));
+      asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;" :: "r"(shared_address(&barriers[1])));
+      asm volatile("fence.mbarrier_init.release.cluster;" ::: "memory");
+    }
+  }
+};
+
+// Combines `value` over the cluster: shuffles, one shared-memory step per block, then the blocks'
+// partials in rank order in every block, so that every block gets the same bits.
+template <typename C, bool MAX, int CLUSTER>
+__device__ __forceinline__ C cluster_reduce(C value, Exchange<C>& exchange, int rank, int& round) {
+  const int lane = threadIdx.x & 31;
+  const int warp = threadIdx.x >> 5;
+  const int warps = blockDim.x >> 5;
+  for (int mask = 16; mask > 0; mask >>= 1) {
+    const C other = __shfl_xor_sync(0xffffffffu, value, mask);
+    value = MAX ? max_nan(value, other) : value + other;
+  }
+  if (lane == 0) exchange.warps[warp] = value;
+  __syncthreads();
+  const int slot = round & 1;
+  const unsigned parity = (round >> 1) & 1;
+  ++round;
+  C total = 0;
+  if (threadIdx.x == 0) {
+    total = exchange.warps[0];
+    for (int w = 1; w < warps; ++w) total = MAX ? max_nan(total, exchange.warps[w]) : total + exchange.warps[w];
+  }
+  if constexpr (CLUSTER == 1) {
+    if (threadIdx.x == 0) exchange.slots[slot][0] = total;
+    __syncthreads();
+    return exchange.slots[slot][0];
+  } else {
+    const unsigned barrier = shared_address(&exchange.barriers[slot]);
+    if (threadIdx.x == 0) {
+      expect_bytes(barrier, CLUSTER * sizeof(C));
+      const unsigned mine = shared_address(&exchange.slots[slot][rank]);
+#pragma unroll
+      for (int other = 0; other < CLUSTER; ++other) {
+        push(at_rank(mine, other), total, at_rank(barrier, other));
+      }
+    }
+    wait_phase(barrier, parity);
+    total = exchange.slots[slot][0];
+#pragma unroll
+    for (int other = 1; other < CLUSTER; ++other) {
+      total = MAX ? max_nan(total, exchange.slots[slot][other]) : total + exchange.slots[slot][other];
+    }
+    return total;
+  }
+}
+
+// The cluster path's float64 fallback: the row's (scale, offset) in double, re-read from device
+// memory (widening is exact). Every thread of the cluster calls it.
+template <int OP, typename T, int PACK, int CLUSTER>
+__device__ __noinline__ double2 cluster_exact_statistics(const T* in, int n, int first, int stride,
+                                                         double eps, Exchange<double>& exchange,
+                                                         int rank, int& round) {
+  constexpr int PACKS = 64 / (PACK * sizeof(T));
+  double offset = 0;
+  if (OP == kLayerNorm) {
+    const double shift = static_cast<double>(widen(in[0]));
+    double partial = 0;
+    for (int p = 0; p < PACKS; ++p) {
+      const int col = (first + p * stride) * PACK;
+      for (int k = 0; k < PACK && col < n; ++k) partial += static_cast<double>(widen(in[col + k])) - shift;
+    }
+    offset = shift + cluster_reduce<double, false, CLUSTER>(partial, exchange, rank, round) / n;
+  }
+  double squares = 0;
+  for (int p = 0; p < PACKS; ++p) {
+    const int col = (first + p * stride) * PACK;
+    for (int k = 0; k < PACK && col < n; ++k) {
+      const double centered = static_cast<double>(widen(in[col + k])) - offset;
+      squares += centered * centered;
+    }
+  }
+  squares = cluster_reduce<double, false, CLUSTER>(squares, exchange, rank, round);
+  const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(squares), eps)
+                                          : 1.0 / sqrt(squares / n + eps);
+  return make_double2(scale, offset);
+}
+
+template <int OP, typename T, int PACK, int CLUSTER>
+__device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __restrict__ output,
+                                             const long long* __restrict__ offsets, long long rows,
+                                             int width, double eps,
+                                             const float* __restrict__ weight,
+                                             const float* __restrict__ bias) {
+  using C = float;
+  constexpr int PACKS = 64 / (PACK * sizeof(T));  // 64 bytes a thread
+  __shared__ Exchange<C> exchange;
+  __shared__ Exchange<double> exchange_double;
+  const C epsilon = static_cast<C>(eps);
+  const int rank = CLUSTER > 1 ? static_cast<int>(cooperative_groups::this_cluster().block_rank()) : 0;
+  const int stride = CLUSTER * blockDim.x;  // packs between one thread's packs
+  const int first = rank * blockDim.x + threadIdx.x;
+  int round = 0;
+  int round_double = 0;
+  if constexpr (CLUSTER > 1) {
+    exchange.init();
+    exchange_double.init();
+    cooperative_groups::this_cluster().sync();  // every block's mbarriers before any push
+  }
+  auto sum = [&](C value) { return cluster_reduce<C, false, CLUSTER>(value, exchange, rank, round); };
+  auto maximum_of = [&](C value) {
+    return cluster_reduce<C, true, CLUSTER>(value, exchange, rank, round);
+  };
+
+  for (long long row = blockIdx.x / CLUSTER; row < rows; row += gridDim.x / CLUSTER) {
+    const long long start = row_start<T>(offsets, row, width);
+    const int n = row_width(offsets, row, width);
+    if (n == 0) continue;  // alike in every block of the cluster
+    const T* in = input + start;
+    T* out = output + start;
+    // The row stays in registers in its own type (2-byte rows at half the registers), widened
+    // in each pass.
+    Pack<T, PACK> raw[PACKS];
+    bool present[PACKS];
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+      const int col = (first + p * stride) * PACK;
+      present[p] = col < n;
+      if (present[p]) {
+        raw[p] = *reinterpret_cast<const Pack<T, PACK>*>(in + col);
+      } else {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) raw[p].values[k] = narrow<T>(C(0));
+      }
+    }
+    auto value = [&](int p, int k) { return widen(raw[p].values[k]); };
+
+    // Outputs are ((x - shift) - mean) * scale for the norms (shift = mean = 0 but for LayerNorm),
+    // exp(x - shift) * scale for softmax and (x - shift) - mean for log_softmax; or, for rows that
+    // need float64, ((double) x - offset) * exact_scale.
+    C shift = 0, mean = 0, scale = 1;
+    bool exact = false;
+    double exact_scale = 0, offset = 0;
+    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+      C squares = 0;
+      if constexpr (OP == kLayerNorm) {
+        shift = widen(in[0]);
+        C partial = 0;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) partial += present[p] ? value(p, k) - shift : C(0);
+        }
+        mean = sum(partial) / n;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const C centered = (value(p, k) - shift) - mean;
+            squares += present[p] ? centered * centered : C(0);
+          }
+        }
+      } else {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) squares += value(p, k) * value(p, k);
+        }
+      }
+      squares = sum(squares);
+      const double eps_floor = OP == kL2Normalize ? 0x1p-40 : 0x1p-60;
+      const bool sum_ok =
+          OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
+      if (sum_ok && safe_squares(squares, eps, eps_floor)) {
+        scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
+                                   : C(1) / sqrt_c(squares / n + epsilon);
+      } else {
+        // Rare: the row's statistics in double, out of line so the hot path keeps its registers.
+        const double2 statistics = cluster_exact_statistics<OP, T, PACK, CLUSTER>(
+            in, n, first, stride, eps, exchange_double, rank, round_double);
+        exact = true;
+        exact_scale = statistics.x;
+        offset = statistics.y;
+      }
+    } else {
+      C partial_max = -INFINITY;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          if (present[p]) partial_max = max_nan(partial_max, value(p, k));
+        }
+      }
+      shift = maximum_of(partial_max);
+      C partial = 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) partial += present[p] ? exp_c(value(p, k) - shift) : C(0);
+      }
+      const C total = sum(partial);
+      if constexpr (OP == kSoftmax) {
+        scale = C(1) / total;
+      } else {
+        mean = log_c(total);  // (x - max) - log(sum), never x - (max + log(sum))
+      }
+    }
+
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+      const int col = (first + p * stride) * PACK;
+      if (present[p]) {
+        Pack<T, PACK> pack;
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          C result;
+          if (exact) {
+            result = static_cast<C>((static_cast<double>(value(p, k)) - offset) * exact_scale);
+          } else if constexpr (OP == kSoftmax) {
+            result = exp_c(value(p, k) - shift) * scale;
+          } else if constexpr (OP == kLogSoftmax) {
+            result = (value(p, k) - shift) - mean;
+          } else {
+            result = ((value(p, k) - shift) - mean) * scale;
+          }
+          if (weight != nullptr) result *= weight[col + k];
+          if (bias != nullptr) result += bias[col + k];
+          pack.values[k] = narrow<T>(result);
+        }
+        *reinterpret_cast<Pack<T, PACK>*>(out + col) = pack;
+      }
+    }
+  }
+  // Leaving needs no barrier: every push into a block is for a reduction that block waits on.
+}
+
+#endif  // cluster path
+
 }  // namespace
 
 // ---------------------------------------------------------------------------------------------
@@ -640,13 +933,35 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 4)                                                    \
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, 8)
 
+
+// Cluster kernels: a row over CLUSTER blocks of up to 1024 threads, 64 bytes a thread.
+// Built for Hopper and newer only; the host plans them only there (compute capability 9.0+).
+#if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
+#define EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, CLUSTER)                          \
+  extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024, 1)         \
+      embednorm_cluster_##OP_NAME##_##NAME##_k##CLUSTER EMBEDNORM_SIGNATURE(T) {                \
+    (void)group;                                                                                \
+    cluster_rows<OP, T, PACK, CLUSTER>(input, output, offsets, rows, width, eps, weight, bias); \
+  }
+#define EMBEDNORM_CLUSTER(OP_NAME, OP, NAME, T, PACK)                                           \
+  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 1)                                      \
+  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 2)                                      \
+  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 4)                                      \
+  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 8)
+#else
+#define EMBEDNORM_CLUSTER(OP_NAME, OP, NAME, T, PACK)
+#endif
+
 #define EMBEDNORM_OP(OP_NAME, OP)                                                               \
   EMBEDNORM_SCALAR(OP_NAME, OP, f32, float)                                                     \
   EMBEDNORM_VECTOR(OP_NAME, OP, f32, float, 4)                                                  \
+  EMBEDNORM_CLUSTER(OP_NAME, OP, f32, float, 4)                                                 \
   EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
   EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \
+  EMBEDNORM_CLUSTER(OP_NAME, OP, f16, __half, 8)                                                \
   EMBEDNORM_SCALAR(OP_NAME, OP, bf16, __nv_bfloat16)                                            \
   EMBEDNORM_VECTOR16(OP_NAME, OP, bf16, __nv_bfloat16)                                          \
+  EMBEDNORM_CLUSTER(OP_NAME, OP, bf16, __nv_bfloat16, 8)                                        \
   EMBEDNORM_SCALAR(OP_NAME, OP, f64, double)                                                    \
   EMBEDNORM_VECTOR(OP_NAME, OP, f64, double, 2)
 

@@ -199,21 +199,43 @@ public final class KernelBenchmark {
                 1,
                 pack));
       }
+      if (vectorizable
+          && type != ElementType.FLOAT64
+          && context.computeCapability() >= 90
+          && width > 32 * LaunchPlan.maxWarpPacks(type, pack) * pack) {
+        for (int cluster = 1; cluster <= LaunchPlan.MAX_CLUSTER; cluster *= 2) {
+          for (int block = 32; block <= LaunchPlan.MAX_CLUSTER_BLOCK; block *= 2) {
+            long capacity = (long) block * cluster * LaunchPlan.clusterElementsPerThread(type);
+            if (capacity >= width && capacity < 2L * width + 32L * cluster * 16) {
+              plans.add(LaunchPlan.cluster(op, type, rows, block, cluster, context, module));
+            }
+          }
+        }
+      }
       Normalization normalization = Normalization.of(op);
+      double copy = workload.copyGbs;
       double planned = workload.gbs(plans.get(0), module, normalization, repeats);
       double best = planned;
       LaunchPlan fastest = plans.get(0);
+      StringBuilder all = new StringBuilder();
       for (LaunchPlan plan : plans.subList(1, plans.size())) {
         double gbs = workload.gbs(plan, module, normalization, repeats);
+        all.append(
+            String.format(
+                Locale.ROOT,
+                "%n      %-14s block %4d group %2d %3.0f%%",
+                plan.path(),
+                plan.block(),
+                plan.group(),
+                100 * gbs / copy));
         if (gbs > best) {
           best = gbs;
           fastest = plan;
         }
       }
-      double copy = workload.copyGbs;
       return String.format(
           Locale.ROOT,
-          "%-5s %6d %-13s copy %5.0f  planned %5.0f (%3.0f%%) %-14s best %5.0f (%3.0f%%) %s",
+          "%-5s %6d %-13s copy %5.0f  planned %5.0f (%3.0f%%) %-14s best %5.0f (%3.0f%%) %s%s",
           LaunchPlan.typeName(type),
           width,
           op.sqlName(),
@@ -223,7 +245,8 @@ public final class KernelBenchmark {
           plans.get(0).path(),
           best,
           100 * best / copy,
-          fastest.path() + " block " + fastest.block() + " group " + fastest.group());
+          fastest.path() + " block " + fastest.block() + " group " + fastest.group(),
+          all);
     }
   }
 

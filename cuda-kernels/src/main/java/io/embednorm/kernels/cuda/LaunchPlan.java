@@ -8,12 +8,14 @@ import io.embednorm.kernels.Op;
 /**
  * Which kernel runs a batch and how it is launched: chosen by row width (DESIGN.md §5). Narrow rows
  * go to the warp path (a group of 1 to 32 lanes per row, the row in registers, several rows per
- * warp); wider rows to a block per row with the row cached in shared memory; rows too wide for
- * shared memory to the uncached block path.
+ * warp); wider rows, on Hopper and newer, to a thread-block cluster per row with the row in
+ * registers; elsewhere, and for unaligned rows, to a block per row with the row cached in shared
+ * memory, and rows too wide for shared memory to the uncached block path.
  *
  * @param kernel the kernel's name in the module
- * @param path {@code warp}, {@code block-cached} or {@code block-uncached}
- * @param group lanes per row on the warp path (1 elsewhere)
+ * @param path {@code warp}, {@code warp-row}, {@code cluster}, {@code block-cached} or {@code
+ *     block-uncached}
+ * @param group lanes per row on the warp path, blocks per row on the cluster path (1 elsewhere)
  * @param pack elements per load: 16 bytes' worth, or 1 for unaligned rows
  */
 public record LaunchPlan(
@@ -21,6 +23,27 @@ public record LaunchPlan(
 
   /** Threads per block of the warp kernels (their launch bound). */
   static final int WARP_PATH_BLOCK = 256;
+
+  /** Bytes of a row each thread of the cluster path holds: four 16-byte packs. */
+  static final int CLUSTER_BYTES_PER_THREAD = 64;
+
+  /** The most blocks of a row on the cluster path (the portable cluster size limit). */
+  static final int MAX_CLUSTER = 8;
+
+  /**
+   * Threads per block on the cluster path for rows that need more than one block: 1024-thread
+   * blocks (the launch bound, used only past 8 blocks of 512) hold an SM alone.
+   */
+  static final int CLUSTER_BLOCK = 512;
+
+  static final int MAX_CLUSTER_BLOCK = 1024;
+
+  /** Blocks of a cluster-path launch with a block per row; the kernel loops over more rows. */
+  private static final long MAX_ROWS_PER_LAUNCH = 1L << 28;
+
+  /** {@code -Dembednorm.gpu.clusterPath=false} plans the block path instead, for comparisons. */
+  private static final boolean CLUSTER_PATH_ENABLED =
+      Boolean.parseBoolean(System.getProperty("embednorm.gpu.clusterPath", "true"));
 
   /** The suffix of each element type's kernels. */
   static String typeName(ElementType type) {
@@ -86,6 +109,10 @@ public record LaunchPlan(
           grid(ceilDiv(rows, rowsPerBlock), occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);
     }
+    LaunchPlan cluster = clusterPlan(op, type, maxWidth, rows, vectorizable, context, module);
+    if (cluster != null) {
+      return cluster;
+    }
     // The block path reads 16-byte packs at any width and row start (scalar head and tail), given
     // input and output aligned alike modulo 16, which every caller's device buffers are.
     // Unaligned 2-byte rows too wide for the scalar groups, up to 256 packs: a warp per row with
@@ -127,6 +154,72 @@ public record LaunchPlan(
     int active = Math.max(1, occupancy(module, uncached, block, 0));
     return new LaunchPlan(
         uncached, "block-uncached", grid(rows, active, context), block, 0, 1, pack);
+  }
+
+  /**
+   * The cluster path for rows wider than the warp path holds, where the device has thread-block
+   * clusters (compute capability 9.0+): a row in registers over up to {@link #MAX_CLUSTER} blocks,
+   * {@link #CLUSTER_BYTES_PER_THREAD} bytes a thread. Needs 16-byte aligned rows whose widths are
+   * multiples of the pack; float64 keeps the block path. Returns null where it does not apply.
+   */
+  static LaunchPlan clusterPlan(
+      Op op,
+      ElementType type,
+      int maxWidth,
+      long rows,
+      boolean vectorizable,
+      CudaContext context,
+      KernelModule module) {
+    if (!vectorizable
+        || type == ElementType.FLOAT64
+        || context.computeCapability() < 90
+        || !CLUSTER_PATH_ENABLED) {
+      return null;
+    }
+    // Measured on an H200 (docs/PERFORMANCE.md): one block per row up to 512 threads; beyond,
+    // two blocks of 512, then of 1024. Rows under 128 threads keep the block path, whose
+    // persistent blocks amortize per-row work better there.
+    int threads = ceilDiv(maxWidth, clusterElementsPerThread(type));
+    if (threads < 128) {
+      return null;
+    }
+    int block = threads <= 2 * CLUSTER_BLOCK ? CLUSTER_BLOCK : MAX_CLUSTER_BLOCK;
+    int cluster = threads <= CLUSTER_BLOCK ? 1 : nextPowerOfTwo(ceilDiv(threads, block));
+    if (cluster > MAX_CLUSTER) {
+      return null;
+    }
+    return cluster(
+        op, type, rows, Math.min(block, nextPowerOfTwo(threads)), cluster, context, module);
+  }
+
+  /** Elements of a row each thread of the cluster path holds. */
+  static int clusterElementsPerThread(ElementType type) {
+    return CLUSTER_BYTES_PER_THREAD / type.byteWidth();
+  }
+
+  /**
+   * A cluster-path launch of {@code cluster} blocks of {@code block} threads per row. Clusters of
+   * several blocks, and 1024-thread blocks, run on a persistent grid (as many as the device holds,
+   * each looping over rows); a cluster per row measured 10-30 points slower there on an H200, as
+   * cluster launches are not free. Single blocks of up to 512 threads get a block per row, which
+   * measured 5-10 points faster than a persistent grid.
+   */
+  static LaunchPlan cluster(
+      Op op,
+      ElementType type,
+      long rows,
+      int block,
+      int cluster,
+      CudaContext context,
+      KernelModule module) {
+    String kernel = "embednorm_cluster_" + kernelStem(op, type) + "_k" + cluster;
+    long clusters = Math.min(rows, MAX_ROWS_PER_LAUNCH);
+    if (cluster > 1 || block > CLUSTER_BLOCK) {
+      long resident = (long) occupancy(module, kernel, block, 0) * context.multiprocessors();
+      clusters = Math.min(rows, Math.max(1, resident / cluster));
+    }
+    return new LaunchPlan(
+        kernel, "cluster", (int) clusters * cluster, block, 0, cluster, vectorWidth(type));
   }
 
   static int grid(long blocksNeeded, int activePerMultiprocessor, CudaContext context) {

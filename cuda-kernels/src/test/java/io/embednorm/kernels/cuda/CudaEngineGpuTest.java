@@ -112,7 +112,7 @@ class CudaEngineGpuTest {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
         Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
         double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
-        for (LaunchPlan plan : forcedPlans(op, type, width)) {
+        for (LaunchPlan plan : forcedPlans(op, type, width, context, module)) {
           Rows rows = Rows.fixed(type, values);
           launchOnDevice(context, module, plan, normalization, rows, 0);
           rows.assertMatchesReference(
@@ -179,7 +179,7 @@ class CudaEngineGpuTest {
   void edgeCasesFollowIeeeLikeTheReference() {
     double nan = Double.NaN;
     double infinity = Double.POSITIVE_INFINITY;
-    for (int width : new int[] {7, 600, 5000, 70000}) {
+    for (int width : new int[] {7, 600, 5000, 20000, 70000}) {
       List<double[]> cases = new ArrayList<>();
       cases.add(filled(width, 0.0));
       cases.add(filled(width, -infinity));
@@ -226,28 +226,38 @@ class CudaEngineGpuTest {
         DeviceBuffer output = new DeviceBuffer(bytes, "output")) {
       cuMemsetD32(input.pointer(), Float.floatToRawIntBits(-2.5f), rows * width);
       cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
-      LaunchPlan plan =
-          LaunchPlan.plan(Op.L2_NORMALIZE, ElementType.FLOAT32, width, rows, true, context, module);
-      CudaLauncher.launch(
-          plan,
-          module,
-          new CUstream(),
-          Normalization.of(Op.L2_NORMALIZE),
-          input.pointer(),
-          output.pointer(),
-          new CUdeviceptr(),
-          rows,
-          width,
-          new CUdeviceptr(),
-          new CUdeviceptr());
-      cuCtxSynchronize();
-      float expected = (float) (-1 / Math.sqrt(width));
-      for (long row : new long[] {0, rows / 2, rows - 1}) {
-        float[] values = new float[width];
-        cuMemcpyDtoH(
-            Pointer.to(values), output.pointer().withByteOffset(row * width * 4), width * 4L);
-        for (float value : values) {
-          assertThat(value).as("row %d", row).isCloseTo(expected, within(expected));
+      List<LaunchPlan> plans = new ArrayList<>();
+      plans.add(
+          LaunchPlan.plan(
+              Op.L2_NORMALIZE, ElementType.FLOAT32, width, rows, true, context, module));
+      if (context.computeCapability() >= 90) {
+        // Two blocks of 32 threads per row, and more rows than clusters in one launch.
+        plans.add(
+            LaunchPlan.cluster(Op.L2_NORMALIZE, ElementType.FLOAT32, rows, 32, 2, context, module));
+      }
+      for (LaunchPlan plan : plans) {
+        cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
+        CudaLauncher.launch(
+            plan,
+            module,
+            new CUstream(),
+            Normalization.of(Op.L2_NORMALIZE),
+            input.pointer(),
+            output.pointer(),
+            new CUdeviceptr(),
+            rows,
+            width,
+            new CUdeviceptr(),
+            new CUdeviceptr());
+        cuCtxSynchronize();
+        float expected = (float) (-1 / Math.sqrt(width));
+        for (long row : new long[] {0, rows / 2, rows - 1}) {
+          float[] values = new float[width];
+          cuMemcpyDtoH(
+              Pointer.to(values), output.pointer().withByteOffset(row * width * 4), width * 4L);
+          for (float value : values) {
+            assertThat(value).as("row %d, %s", row, plan).isCloseTo(expected, within(expected));
+          }
         }
       }
     }
@@ -258,7 +268,8 @@ class CudaEngineGpuTest {
   }
 
   /** Every path that can run a row of {@code width}: warp, cached and uncached block, 1 or 16 B. */
-  private static List<LaunchPlan> forcedPlans(Op op, ElementType type, int width) {
+  private static List<LaunchPlan> forcedPlans(
+      Op op, ElementType type, int width, CudaContext context, KernelModule module) {
     List<LaunchPlan> plans = new ArrayList<>();
     String name = LaunchPlan.kernelStem(op, type);
     int vector = LaunchPlan.vectorWidth(type);
@@ -302,6 +313,19 @@ class CudaEngineGpuTest {
               0,
               32,
               vector));
+    }
+    // The cluster path (Hopper and newer): aligned rows in registers over 1 to 8 blocks, most
+    // of them with lanes past the row's end to mask off.
+    if (width % vector == 0 && type != ElementType.FLOAT64 && context.computeCapability() >= 90) {
+      int threads =
+          (width + LaunchPlan.clusterElementsPerThread(type) - 1)
+              / LaunchPlan.clusterElementsPerThread(type);
+      for (int cluster = 1; cluster <= LaunchPlan.MAX_CLUSTER; cluster *= 2) {
+        int block = Math.max(32, LaunchPlan.nextPowerOfTwo((threads + cluster - 1) / cluster));
+        if (block <= LaunchPlan.MAX_CLUSTER_BLOCK) {
+          plans.add(LaunchPlan.cluster(op, type, 37, block, cluster, context, module));
+        }
+      }
     }
     // The block path takes 16-byte packs at any width (scalar head and tail) or single elements.
     int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
