@@ -151,7 +151,7 @@ class EmbedNormColumnarTest {
   }
 
   @Test
-  void metricsCountRowsBatchesAndBytes() {
+  void metricsCountRowsBatchesBytesAndSplitTheOperatorsTime() {
     Dataset<Row> result = spark.sql("SELECT id, l2_normalize(x) AS y FROM embeddings");
     result.collectAsList();
     EmbedNormProjectExec operator = Results.find(executed(result), EmbedNormProjectExec.class);
@@ -160,9 +160,19 @@ class EmbedNormColumnarTest {
         List.of(
             "numOutputRows",
             "numBatches",
+            "operatorTime",
+            "allocationTime",
+            "copyToArrowTime",
+            "normalizeTime",
+            "outputTime",
+            "pinningTime",
             "bytesCopiedToArrow",
             "cpuTime",
             "gpuTime",
+            "uploadTime",
+            "kernelTime",
+            "downloadTime",
+            "numGpuChunks",
             "bytesUploaded",
             "bytesDownloaded",
             "stagedBytes",
@@ -174,10 +184,26 @@ class EmbedNormColumnarTest {
     long elements = rows.stream().filter(row -> row != null).mapToLong(row -> row.length).sum();
     assertThat(metrics.get("bytesCopiedToArrow"))
         .isGreaterThanOrEqualTo(elements * Float.BYTES / 2);
+    List<String> parts =
+        List.of("allocationTime", "copyToArrowTime", "normalizeTime", "outputTime");
+    for (String part : parts) {
+      assertThat(metrics.get(part)).as(part).isPositive();
+    }
+    // The parts are disjoint intervals inside the operator's time.
+    assertThat(metrics.get("operatorTime"))
+        .as(metrics.toString())
+        .isGreaterThanOrEqualTo(parts.stream().mapToLong(metrics::get).sum());
+    assertThat(metrics.get("gpuTime"))
+        .isEqualTo(
+            metrics.get("uploadTime") + metrics.get("kernelTime") + metrics.get("downloadTime"));
     if (CudaEngine.unavailableReason() != null) {
       assertThat(metrics.get("cpuTime")).isPositive();
-      assertThat(metrics.get("bytesUploaded")).isZero();
-      assertThat(metrics.get("cpuFallbackBatches")).isZero();
+      assertThat(metrics.get("normalizeTime")).isGreaterThanOrEqualTo(metrics.get("cpuTime"));
+      for (String gpuOnly :
+          List.of(
+              "bytesUploaded", "numGpuChunks", "gpuTime", "pinningTime", "cpuFallbackBatches")) {
+        assertThat(metrics.get(gpuOnly)).as(gpuOnly).isZero();
+      }
     }
   }
 
