@@ -73,15 +73,18 @@ public final class EmbedNormConfig {
           EmbedNormConfig::parsePositiveInteger,
           "a positive integer");
 
-  /** Whether to log where each embednorm function runs and why. */
+  /** Whether explain output and logs say where each embednorm function runs and why. */
   public static final Entry<Boolean> EXPLAIN =
       new Entry<>(
           PREFIX + "explain",
           "boolean",
           false,
-          "Show which embednorm functions run on the GPU or the CPU and why: in the columnar"
-              + " operator's line of `EXPLAIN` output, and in log lines (INFO) for each query and"
-              + " for each projection that stays on the CPU row path, with the reason.",
+          "Show which embednorm functions run on the GPU or the CPU and why. In `EXPLAIN`"
+              + " output, the columnar operator's line says where it runs (GPU or CPU engine) and"
+              + " why, and each call left on the CPU row path carries the reason, as in"
+              + " `rms_norm(x#1) [CPU row path: (id + 1) is neither a column nor an embednorm"
+              + " function]`; log lines (INFO) say the same for each query and each projection"
+              + " that stays on the row path. Changes no result and no plan otherwise.",
           EmbedNormConfig::parseBoolean,
           "true or false");
 

@@ -3,11 +3,9 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.cuda.CudaEngine;
 import io.embednorm.spark.execution.EmbedNormProjectExec;
 import io.embednorm.spark.execution.RowBatchExec;
-import io.embednorm.spark.internal.DevicePolicy;
 import io.embednorm.spark.internal.TaskAllocators;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -20,7 +18,6 @@ import org.apache.spark.api.java.function.ForeachPartitionFunction;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
-import org.apache.spark.sql.execution.ExplainMode;
 import org.apache.spark.sql.execution.SparkPlan;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -34,8 +31,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The columnar operator on the CPU: planned for eligible projections over Parquet (columnar scan,
  * or rows when the nested vectorized reader is off) and over rows; results equal the row path on
- * ragged rows, nulls, empty arrays, null elements and mixed widths; ineligible projections stay on
- * the row path and say why; metrics and Arrow memory.
+ * ragged rows, nulls, empty arrays, null elements and mixed widths; metrics and Arrow memory.
+ * EmbedNormExplainTest covers what explain says, and why projections stay on the row path.
  */
 class EmbedNormColumnarTest {
   private static final String QUERY =
@@ -154,7 +151,7 @@ class EmbedNormColumnarTest {
   }
 
   @Test
-  void metricsCountRowsBatchesAndBytes() {
+  void metricsCountRowsBatchesBytesAndSplitTheOperatorsTime() {
     Dataset<Row> result = spark.sql("SELECT id, l2_normalize(x) AS y FROM embeddings");
     result.collectAsList();
     EmbedNormProjectExec operator = Results.find(executed(result), EmbedNormProjectExec.class);
@@ -163,9 +160,19 @@ class EmbedNormColumnarTest {
         List.of(
             "numOutputRows",
             "numBatches",
+            "operatorTime",
+            "allocationTime",
+            "copyToArrowTime",
+            "normalizeTime",
+            "outputTime",
+            "pinningTime",
             "bytesCopiedToArrow",
             "cpuTime",
             "gpuTime",
+            "uploadTime",
+            "kernelTime",
+            "downloadTime",
+            "numGpuChunks",
             "bytesUploaded",
             "bytesDownloaded",
             "stagedBytes",
@@ -177,64 +184,25 @@ class EmbedNormColumnarTest {
     long elements = rows.stream().filter(row -> row != null).mapToLong(row -> row.length).sum();
     assertThat(metrics.get("bytesCopiedToArrow"))
         .isGreaterThanOrEqualTo(elements * Float.BYTES / 2);
+    List<String> parts =
+        List.of("allocationTime", "copyToArrowTime", "normalizeTime", "outputTime");
+    for (String part : parts) {
+      assertThat(metrics.get(part)).as(part).isPositive();
+    }
+    // The parts are disjoint intervals inside the operator's time.
+    assertThat(metrics.get("operatorTime"))
+        .as(metrics.toString())
+        .isGreaterThanOrEqualTo(parts.stream().mapToLong(metrics::get).sum());
+    assertThat(metrics.get("gpuTime"))
+        .isEqualTo(
+            metrics.get("uploadTime") + metrics.get("kernelTime") + metrics.get("downloadTime"));
     if (CudaEngine.unavailableReason() != null) {
       assertThat(metrics.get("cpuTime")).isPositive();
-      assertThat(metrics.get("bytesUploaded")).isZero();
-      assertThat(metrics.get("cpuFallbackBatches")).isZero();
-    }
-  }
-
-  @Test
-  void explainShowsWhereEachFunctionRuns() {
-    spark.conf().set(EmbedNormConfig.EXPLAIN.name(), "true");
-    Dataset<Row> result =
-        spark.sql("SELECT id, l2_normalize(rms_norm(x)) AS y, softmax(x) AS s FROM embeddings");
-    String placement = DevicePolicy.placement(DeviceChoice.AUTO);
-    assertThat(result.queryExecution().explainString(ExplainMode.fromString("simple")))
-        .contains("EmbedNormProject [id#")
-        .contains(
-            "(embednorm runs rms_norm, l2_normalize over x; softmax over x " + placement + ")");
-    assertThat(result.queryExecution().explainString(ExplainMode.fromString("formatted")))
-        .contains("Placement: embednorm runs rms_norm, l2_normalize over x; softmax over x");
-
-    spark.conf().set(EmbedNormConfig.EXPLAIN.name(), "false");
-    assertThat(
-            spark
-                .sql("SELECT rms_norm(x) FROM embeddings")
-                .queryExecution()
-                .executedPlan()
-                .toString())
-        .contains("EmbedNormProject")
-        .doesNotContain("embednorm runs");
-  }
-
-  @Test
-  void ineligibleProjectionsStayOnTheRowPathAndSayWhy() {
-    spark.conf().set(EmbedNormConfig.EXPLAIN.name(), "true");
-    Map<String, String> reasons = new HashMap<>();
-    reasons.put(
-        "SELECT id, size(rms_norm(x)) FROM embeddings",
-        "stays on the CPU row path: size(rms_norm(x)) applies another function to an embednorm"
-            + " result, which the columnar operator does not evaluate");
-    reasons.put(
-        "SELECT id + 1, rms_norm(x) FROM embeddings",
-        "stays on the CPU row path: (id + 1) is neither a column nor an embednorm function");
-    reasons.put(
-        "SELECT rms_norm(transform(x, v -> v * 2)) FROM embeddings",
-        "stays on the CPU row path: the input of rms_norm is transform(x, lambdafunction(");
-    reasons.put(
-        "SELECT rms_norm(ints) FROM integers",
-        "stays on the CPU row path: the input of rms_norm is ints cast to ARRAY<DOUBLE>, not a"
-            + " column");
-    for (Map.Entry<String, String> query : reasons.entrySet()) {
-      try (LogCapture log =
-          LogCapture.of(io.embednorm.spark.execution.EmbedNormColumnarRule.class)) {
-        Dataset<Row> result = spark.sql(query.getKey());
-        result.collectAsList();
-        assertThat(Results.find(executed(result), EmbedNormProjectExec.class))
-            .as(query.getKey())
-            .isNull();
-        assertThat(String.join("\n", log.messages())).as(query.getKey()).contains(query.getValue());
+      assertThat(metrics.get("normalizeTime")).isGreaterThanOrEqualTo(metrics.get("cpuTime"));
+      for (String gpuOnly :
+          List.of(
+              "bytesUploaded", "numGpuChunks", "gpuTime", "pinningTime", "cpuFallbackBatches")) {
+        assertThat(metrics.get(gpuOnly)).as(gpuOnly).isZero();
       }
     }
   }

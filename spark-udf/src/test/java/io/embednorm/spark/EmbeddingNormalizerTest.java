@@ -16,6 +16,7 @@ import java.util.stream.Stream;
 import org.apache.spark.ml.Pipeline;
 import org.apache.spark.ml.PipelineModel;
 import org.apache.spark.ml.PipelineStage;
+import org.apache.spark.ml.linalg.DenseVector;
 import org.apache.spark.ml.linalg.SQLDataTypes;
 import org.apache.spark.ml.linalg.Vector;
 import org.apache.spark.ml.linalg.Vectors;
@@ -54,10 +55,10 @@ class EmbeddingNormalizerTest {
     spark.stop();
   }
 
-  /** Each op under test on each input kind: float, double (arrays) and vector. */
+  /** Each op on each input kind: float, double (arrays) and vector. */
   static Stream<Arguments> opsAndInputs() {
     List<Arguments> arguments = new ArrayList<>();
-    for (String op : List.of("rms_norm", "l2_normalize", "layer_norm")) {
+    for (String op : List.of("rms_norm", "l2_normalize", "layer_norm", "softmax", "log_softmax")) {
       for (String input : List.of("float", "double", "vector")) {
         arguments.add(Arguments.of(op, input));
       }
@@ -127,10 +128,11 @@ class EmbeddingNormalizerTest {
     return Stream.of("float", "double", "vector");
   }
 
-  @Test
-  void worksInAPipelineAndItsSavedModel(@TempDir Path directory) throws Exception {
-    List<Double[]> rows = randomRows(TestData.SEED + 11, false, WIDTHS);
-    Dataset<Row> frame = frame("double", rows);
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("inputs")
+  void worksInAPipelineAndItsSavedModel(String input, @TempDir Path directory) throws Exception {
+    List<Double[]> rows = randomRows(TestData.SEED + 11, input.equals("float"), WIDTHS);
+    Dataset<Row> frame = frame(input, rows);
     EmbeddingNormalizer first =
         new EmbeddingNormalizer().setInputCol("x").setOutputCol("unit").setOp("l2_normalize");
     EmbeddingNormalizer second =
@@ -147,11 +149,46 @@ class EmbeddingNormalizerTest {
     assertThat(loaded).isEqualTo(fitted);
     for (int id = 0; id < rows.size(); id++) {
       double[] unit = Reference.compute("l2_normalize", rows.get(id), 1e-12, null, null);
-      Accuracy.DOUBLE.assertRow(
-          "l2_normalize then rms_norm, row " + id + ", seed " + (TestData.SEED + 11),
-          fitted.get(id),
-          Reference.compute("rms_norm", unit, 1e-6, null, null));
+      accuracy(input)
+          .assertRow(
+              "l2_normalize then rms_norm on "
+                  + input
+                  + ", row "
+                  + id
+                  + ", seed "
+                  + (TestData.SEED + 11),
+              fitted.get(id),
+              Reference.compute("rms_norm", unit, 1e-6, null, null));
     }
+  }
+
+  /** Sparse vectors are normalized as the dense rows they stand for, and come back dense. */
+  @Test
+  void sparseVectorsComeBackDense() {
+    StructType schema =
+        new StructType()
+            .add("id", DataTypes.IntegerType, false)
+            .add("x", SQLDataTypes.VectorType(), true);
+    Dataset<Row> frame =
+        spark.createDataFrame(
+            List.of(
+                RowFactory.create(0, Vectors.sparse(5, new int[] {1, 3}, new double[] {3, -4})),
+                RowFactory.create(1, Vectors.sparse(3, new int[] {}, new double[] {}))),
+            schema);
+    EmbeddingNormalizer normalizer =
+        new EmbeddingNormalizer().setInputCol("x").setOutputCol("y").setOp("l2_normalize");
+
+    Dataset<Row> result = normalizer.transform(frame);
+
+    assertThat(result.select("y").collectAsList())
+        .allSatisfy(row -> assertThat(row.<Object>getAs("y")).isInstanceOf(DenseVector.class));
+    Map<Integer, List<Double>> actual = collect(result, "y");
+    Accuracy.DOUBLE.assertRow(
+        "sparse row 0",
+        actual.get(0),
+        Reference.compute(
+            "l2_normalize", new Double[] {0.0, 3.0, 0.0, -4.0, 0.0}, 1e-12, null, null));
+    assertThat(actual.get(1)).containsExactly(0.0, 0.0, 0.0);
   }
 
   @ParameterizedTest(name = "{0}")

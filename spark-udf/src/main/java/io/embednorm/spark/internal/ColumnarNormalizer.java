@@ -63,7 +63,10 @@ public final class ColumnarNormalizer implements AutoCloseable {
    * @return the result columns, one per chain in order, and what the batch cost
    */
   public BatchResult normalize(ColumnarBatch batch, NormalizationMetrics metrics) {
+    BatchTimes times = new BatchTimes();
+    long freeing = System.nanoTime();
     freeResults();
+    times.addAllocation(System.nanoTime() - freeing);
     Map<Integer, ListVector> inputs = new HashMap<>();
     long copiedBytes = 0;
     boolean fellBack = false;
@@ -79,7 +82,8 @@ public final class ColumnarNormalizer implements AutoCloseable {
                   batch.numRows(),
                   chain.width(),
                   chain.inputName(),
-                  allocator);
+                  allocator,
+                  times);
           inputs.put(chain.inputOrdinal(), input);
           copiedBytes += input.getBufferSize();
         }
@@ -95,16 +99,20 @@ public final class ColumnarNormalizer implements AutoCloseable {
           fellBack = true;
           result = Normalizers.cpu().normalize(input, chain.steps(), metrics);
         }
+        long wrapping = System.nanoTime();
         FieldVector owned = moveToTask(result);
         results.add(owned);
         columns[i] = new ArrowColumnVector(owned);
+        times.addOutput(System.nanoTime() - wrapping);
       }
-      return new BatchResult(columns, copiedBytes, fellBack);
+      return new BatchResult(columns, copiedBytes, fellBack, times);
     } catch (RuntimeException | Error failure) {
       freeResults();
       throw failure;
     } finally {
+      freeing = System.nanoTime();
       inputs.values().forEach(ListVector::close);
+      times.addAllocation(System.nanoTime() - freeing);
     }
   }
 
@@ -146,7 +154,9 @@ public final class ColumnarNormalizer implements AutoCloseable {
 
   /**
    * What one batch gave: the result columns (one per chain, valid until the next batch), the bytes
-   * copied from Spark into Arrow, and whether it fell back from the GPU to the CPU.
+   * copied from Spark into Arrow, whether it fell back from the GPU to the CPU, and where the time
+   * outside the normalization went.
    */
-  public record BatchResult(ColumnVector[] columns, long copiedBytes, boolean fellBack) {}
+  public record BatchResult(
+      ColumnVector[] columns, long copiedBytes, boolean fellBack, BatchTimes times) {}
 }

@@ -50,7 +50,7 @@ public final class DevicePolicy {
     if (EmbedNormConfig.EXPLAIN.read(lookup)) {
       LOG.info(
           "embednorm: {} run in the columnar operator {}, or on the CPU row path where a"
-              + " projection is not eligible (logged with the reason when it is planned)",
+              + " projection is not eligible (EXPLAIN shows the reason next to the call)",
           functions,
           placement(device));
     }
@@ -66,7 +66,12 @@ public final class DevicePolicy {
       case CPU:
         return "on the CPU engine (cpu was requested)";
       case GPU:
-        return "on the GPU (gpu was requested)";
+        String driverUnavailable = CudaEngine.unavailableReason();
+        return driverUnavailable == null
+            ? "on the GPU (gpu was requested)"
+            : "on the GPU (gpu was requested, but the driver has no usable GPU: "
+                + driverUnavailable
+                + "; an executor without one fails the query)";
       case AUTO:
       default:
         String unavailable = CudaEngine.unavailableReason();

@@ -31,12 +31,20 @@ public final class SparkArrays {
 
   /**
    * The first {@code rows} rows of {@code column} as a new list vector named {@code name},
-   * allocated from {@code allocator}; the caller closes it.
+   * allocated from {@code allocator}; the caller closes it. Adds the time spent allocating, and the
+   * rest of the time spent, to {@code times}.
    *
    * @param width the element type: float32 or float64
    */
   public static ListVector toArrow(
-      ColumnVector column, int rows, ElementWidth width, String name, BufferAllocator allocator) {
+      ColumnVector column,
+      int rows,
+      ElementWidth width,
+      String name,
+      BufferAllocator allocator,
+      BatchTimes times) {
+    long started = System.nanoTime();
+    long allocationBefore = times.allocationNanos();
     ListVector list = ListVector.empty(name, allocator);
     try {
       ArrowType elementType =
@@ -46,16 +54,21 @@ public final class SparkArrays {
                   : FloatingPointPrecision.DOUBLE);
       list.addOrGetVector(FieldType.nullable(elementType));
       list.setInitialCapacity(Math.max(rows, 1));
+      long allocating = System.nanoTime();
       list.allocateNew();
+      times.addAllocation(System.nanoTime() - allocating);
       if (column instanceof WritableColumnVector writable) {
-        new Copy(list, width).fromWritable(writable, rows);
+        new Copy(list, width, times).fromWritable(writable, rows);
       } else {
-        new Copy(list, width).fromAny(column, rows);
+        new Copy(list, width, times).fromAny(column, rows);
       }
       return list;
     } catch (RuntimeException | Error failure) {
       list.close();
       throw failure;
+    } finally {
+      long allocation = times.allocationNanos() - allocationBefore;
+      times.addCopy(System.nanoTime() - started - allocation);
     }
   }
 
@@ -81,10 +94,12 @@ public final class SparkArrays {
     private final ElementWidth width;
     private final ArrowBuf offsets;
     private final ArrowBuf validity;
+    private final BatchTimes times;
 
-    Copy(ListVector list, ElementWidth width) {
+    Copy(ListVector list, ElementWidth width, BatchTimes times) {
       this.list = list;
       this.width = width;
+      this.times = times;
       this.offsets = list.getOffsetBuffer();
       this.validity = list.getValidityBuffer();
     }
@@ -161,7 +176,9 @@ public final class SparkArrays {
 
     private BaseFixedWidthVector allocateElements(int total) {
       BaseFixedWidthVector elements = (BaseFixedWidthVector) list.getDataVector();
+      long started = System.nanoTime();
       elements.allocateNew(Math.max(total, 1));
+      times.addAllocation(System.nanoTime() - started);
       elements.getValidityBuffer().setOne(0, (total + 7) / 8);
       return elements;
     }

@@ -28,14 +28,36 @@ import org.apache.spark.sql.types._
  * Deliberately not `RuntimeReplaceable` and never foldable, so that it stays in physical plans,
  * where the columnar GPU rule can find and replace it; its CPU path is `eval` and `doGenCode`, both
  * calling [[io.embednorm.spark.internal.RowNormalizer]].
+ *
+ * `placementNote` says where the call runs and why, for `EXPLAIN` output: the columnar rule sets it
+ * (with `spark.embednorm.explain`) on calls it leaves on the CPU row path, so that the reason shows
+ * next to the call, e.g. `rms_norm(x#1) [CPU row path: ...]`, while the call stays in its
+ * `ProjectExec` and keeps whole-stage code generation. It changes the string form only: the
+ * canonical form drops it, so annotated and plain calls are semantically equal (exchange and
+ * subquery reuse, subexpression elimination) and evaluate identically.
  */
-case class EmbedNormExpression(op: Op, children: Seq[Expression])
+case class EmbedNormExpression(
+    op: Op,
+    children: Seq[Expression],
+    placementNote: Option[String])
     extends Expression
     with ImplicitCastInputTypes {
+
+  /** A call without a placement note, as the analyzer builds it. */
+  def this(op: Op, children: Seq[Expression]) = this(op, children, None)
 
   override def prettyName: String = op.sqlName
 
   override protected def stringArgs: Iterator[Any] = children.iterator
+
+  override def toString: String =
+    super.toString + placementNote.map(note => s" [$note]").getOrElse("")
+
+  /** This call with `note` as its placement note, replacing any earlier one. */
+  def withPlacementNote(note: String): EmbedNormExpression = copy(placementNote = Some(note))
+
+  override lazy val canonicalized: Expression =
+    copy(children = children.map(_.canonicalized), placementNote = None)
 
   override def nullable: Boolean = true
 
@@ -196,5 +218,5 @@ object EmbedNormExpression {
 
   /** Builds the expression from Java, e.g. for the DataFrame functions. */
   def create(op: Op, arguments: java.util.List[Expression]): EmbedNormExpression =
-    EmbedNormExpression(op, arguments.asScala.toSeq)
+    new EmbedNormExpression(op, arguments.asScala.toSeq)
 }

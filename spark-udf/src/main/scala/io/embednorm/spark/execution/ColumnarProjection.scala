@@ -113,5 +113,8 @@ object ColumnarProjection {
     chains.mkString("embednorm runs ", "; ", s" $placement")
   }
 
+  /** The placement note of a call left on the CPU row path, e.g. `CPU row path: <reason>`. */
+  def rowPathNote(reason: String): String = s"CPU row path: $reason"
+
   private[execution] def steps(chain: ColumnChain): Seq[Normalization] = chain.steps().asScala.toSeq
 }
