@@ -72,7 +72,11 @@ final class ChunkedNormalization {
           gpu
               ? new GpuPipeline((CudaEngine) engine, steps, input, output, firstRowIndex, metrics)
               : new CpuRuns(engine, steps, input, output, firstRowIndex, metrics)) {
-        new Runs(input, early, gpu ? gpuChunkBytes : chunkByteLimit, firstRowIndex).submitAll(sink);
+        long chunkBytes =
+            gpu
+                ? gpuChunkBytes(gpuChunkBytes, (end - base) * input.type().byteWidth())
+                : chunkByteLimit;
+        new Runs(input, early, chunkBytes, firstRowIndex).submitAll(sink);
         sink.finish();
       } finally {
         // Never close the output while the other thread still writes its validity.
@@ -86,6 +90,19 @@ final class ChunkedNormalization {
       throw failure;
     }
   }
+
+  /**
+   * The GPU chunk for a batch of {@code batchBytes}: the configured size, or a quarter of a smaller
+   * batch (at least {@link #MIN_GPU_CHUNK_BYTES}), so that a Spark-sized batch of a few MiB still
+   * overlaps its upload, kernels and download over several streams instead of going as one chunk.
+   * Chunking never changes a bit of the output.
+   */
+  static long gpuChunkBytes(long configured, long batchBytes) {
+    return Math.min(configured, Math.max(MIN_GPU_CHUNK_BYTES, batchBytes / 4));
+  }
+
+  /** The smallest GPU chunk chosen for a small batch (a configured size may be smaller still). */
+  static final long MIN_GPU_CHUNK_BYTES = 1L << 20;
 
   private static boolean[] markValidity(ListColumn input, boolean[] valid, FieldVector output) {
     setValidity(input, valid, output);
