@@ -81,9 +81,9 @@ def main():
                   flush=True)
             del x, out
             torch.cuda.empty_cache()
-    if args.json:
-        with open(args.json, "w") as handle:
-            json.dump(results, handle, indent=1)
+            if args.json:  # after every shape, so that a run cut short keeps what it measured
+                with open(args.json, "w") as handle:
+                    json.dump(results, handle, indent=1)
     return 0
 
 
