@@ -26,6 +26,8 @@
 #include <cuda_fp16.h>
 #include <cooperative_groups.h>
 
+#include <type_traits>
+
 namespace {
 
 constexpr int kRmsNorm = 0;
@@ -67,6 +69,12 @@ __device__ __forceinline__ double max_nan(double a, double b) {
   return (a > b || a != a) ? a : b;
 }
 
+// The per-element max of softmax's first pass: one instruction (fmax drops NaN), where a
+// NaN-propagating max takes three. A NaN element still makes the whole row NaN, as DESIGN.md §2
+// wants: exp(NaN - max) makes the sum NaN, and every output carries it.
+__device__ __forceinline__ float max_elements(float a, float b) { return fmaxf(a, b); }
+__device__ __forceinline__ double max_elements(double a, double b) { return fmax(a, b); }
+
 // e^x as 2^(x log2 e) on the special-function unit: relative error about 2^-22 plus 4e-8 |x|, well
 // inside DESIGN.md's tolerance where outputs matter (|x| <= 100 after the max is subtracted), and
 // far fewer instructions than expf, which bound softmax on 2-byte rows.
@@ -92,6 +100,32 @@ template <typename T, int N>
 struct alignas(sizeof(T) * N) Pack {
   T values[N];
 };
+
+// Narrows N computed values into a pack; 2-byte types convert two at a time (one instruction per
+// pair on sm_80+, the same round-to-nearest-even as one at a time).
+template <typename T, int N, typename C>
+__device__ __forceinline__ Pack<T, N> narrow_pack(const C (&values)[N]) {
+  Pack<T, N> pack;
+  if constexpr (std::is_same_v<T, __nv_bfloat16> && N % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+      const __nv_bfloat162 pair = __floats2bfloat162_rn(values[k], values[k + 1]);
+      pack.values[k] = pair.x;
+      pack.values[k + 1] = pair.y;
+    }
+  } else if constexpr (std::is_same_v<T, __half> && N % 2 == 0) {
+#pragma unroll
+    for (int k = 0; k < N; k += 2) {
+      const __half2 pair = __floats2half2_rn(values[k], values[k + 1]);
+      pack.values[k] = pair.x;
+      pack.values[k + 1] = pair.y;
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < N; ++k) pack.values[k] = narrow<T>(values[k]);
+  }
+  return pack;
+}
 
 template <typename T>
 __device__ __forceinline__ long long row_start(const long long* offsets, long long row, int width) {
@@ -221,7 +255,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
 #pragma unroll
       for (int k = 0; k < PACK; ++k) {
         if (column<PACK>(p, 0, group, group_lane) < n) {
-          maximum = max_nan(maximum, x[p * PACK + k]);
+          maximum = max_elements(maximum, x[p * PACK + k]);
         }
       }
     }
@@ -313,15 +347,15 @@ __device__ __forceinline__ void warp_rows(const T* __restrict__ input, T* __rest
                   (static_cast<double>(widen(pack.values[k])) - shift_double) * scale_double);
             }
           }
-          Pack<T, PACK> pack;
+          C values[PACK];
 #pragma unroll
           for (int k = 0; k < PACK; ++k) {
             C value = x[r][p * PACK + k];
             if (weight != nullptr) value *= weight[col + k];
             if (bias != nullptr) value += bias[col + k];
-            pack.values[k] = narrow<T>(value);
+            values[k] = value;
           }
-          *reinterpret_cast<Pack<T, PACK>*>(output + start[r] + col) = pack;
+          *reinterpret_cast<Pack<T, PACK>*>(output + start[r] + col) = narrow_pack<T>(values);
         }
       }
     }
@@ -446,15 +480,15 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
     };
     auto store = [&](int col, auto& values) {
       constexpr int N = sizeof(values) / sizeof(values[0]);
-      Pack<T, N> pack;
+      C results[N];
 #pragma unroll
       for (int k = 0; k < N; ++k) {
         C value = values[k];
         if (weight != nullptr) value *= weight[col + k];
         if (bias != nullptr) value += bias[col + k];
-        pack.values[k] = narrow<T>(value);
+        results[k] = value;
       }
-      *reinterpret_cast<Pack<T, N>*>(out + col) = pack;
+      *reinterpret_cast<Pack<T, N>*>(out + col) = narrow_pack<T>(results);
     };
     // Calls visit(col, values) for this thread's packs, then its head and tail elements.
     auto for_each = [&](auto&& visit) {
@@ -543,7 +577,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
       C maximum = -INFINITY;
       for_each([&](int col, auto& values) {
         load(col, values, true);
-        for (C value : values) maximum = max_nan(maximum, value);
+        for (C value : values) maximum = max_elements(maximum, value);
       });
       maximum = reduce_max(maximum);
       C sum = 0;
@@ -809,7 +843,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
       for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
         for (int k = 0; k < PACK; ++k) {
-          if (present[p]) partial_max = max_nan(partial_max, value(p, k));
+          if (present[p]) partial_max = max_elements(partial_max, value(p, k));
         }
       }
       shift = maximum_of(partial_max);
@@ -831,7 +865,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
     for (int p = 0; p < PACKS; ++p) {
       const int col = (first + p * stride) * PACK;
       if (present[p]) {
-        Pack<T, PACK> pack;
+        C results[PACK];
 #pragma unroll
         for (int k = 0; k < PACK; ++k) {
           C result;
@@ -846,9 +880,9 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
           }
           if (weight != nullptr) result *= weight[col + k];
           if (bias != nullptr) result += bias[col + k];
-          pack.values[k] = narrow<T>(result);
+          results[k] = result;
         }
-        *reinterpret_cast<Pack<T, PACK>*>(out + col) = pack;
+        *reinterpret_cast<Pack<T, PACK>*>(out + col) = narrow_pack<T>(results);
       }
     }
   }
