@@ -31,8 +31,9 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * The columnar operator on the CPU: planned for eligible projections over Parquet (columnar scan,
  * or rows when the nested vectorized reader is off) and over rows; results equal the row path on
- * ragged rows, nulls, empty arrays, null elements and mixed widths; metrics and Arrow memory.
- * EmbedNormExplainTest covers what explain says, and why projections stay on the row path.
+ * ragged rows, nulls, empty arrays, null elements and mixed widths; on-heap output vectors; metrics
+ * and Arrow memory. EmbedNormExplainTest covers what explain says, and why projections stay on the
+ * row path.
  */
 class EmbedNormColumnarTest {
   private static final String QUERY =
@@ -205,6 +206,29 @@ class EmbedNormColumnarTest {
         assertThat(metrics.get(gpuOnly)).as(gpuOnly).isZero();
       }
     }
+  }
+
+  /**
+   * The operator hands Spark its normalized columns as on-heap vectors, which Spark's row
+   * conversion reads as fast as the scan's; results equal the row path (tests above) either way.
+   */
+  @Test
+  void normalizedColumnsAreOnHeapVectors() {
+    Dataset<Row> result =
+        spark.sql("SELECT id, rms_norm(x) AS r, layer_norm(d, 1e-3) AS n FROM embeddings");
+    EmbedNormProjectExec operator = Results.find(executed(result), EmbedNormProjectExec.class);
+    List<String> types =
+        operator
+            .executeColumnar()
+            .toJavaRDD()
+            .map(
+                batch ->
+                    batch.column(1).getClass().getSimpleName()
+                        + ", "
+                        + batch.column(2).getClass().getSimpleName())
+            .distinct()
+            .collect();
+    assertThat(types).containsExactly("OnHeapColumnVector, OnHeapColumnVector");
   }
 
   @Test

@@ -10,7 +10,7 @@ public final class BatchTimes {
   private long copyNanos;
   private long outputNanos;
 
-  /** Allocating the input vectors, and freeing them and the previous batch's results. */
+  /** Allocating the input vectors, and freeing them and the results. */
   public long allocationNanos() {
     return allocationNanos;
   }
@@ -20,7 +20,7 @@ public final class BatchTimes {
     return copyNanos;
   }
 
-  /** Moving the results to the task's allocator and wrapping them as Spark column vectors. */
+  /** Copying the results out of Arrow into the task's Spark column vectors. */
   public long outputNanos() {
     return outputNanos;
   }

@@ -4,7 +4,7 @@ import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.arrow.NormalizationMetrics;
 import io.embednorm.kernels.Device;
 import io.embednorm.kernels.DeviceChoice;
-import java.util.ArrayList;
+import io.embednorm.spark.internal.SparkArrays.ElementWidth;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -13,9 +13,10 @@ import java.util.concurrent.ConcurrentMap;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.ListVector;
-import org.apache.arrow.vector.util.TransferPair;
 import org.apache.spark.TaskContext;
-import org.apache.spark.sql.vectorized.ArrowColumnVector;
+import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarBatch;
 import org.slf4j.Logger;
@@ -24,13 +25,18 @@ import org.slf4j.LoggerFactory;
 /**
  * The work of the columnar operator in one task: for each batch, copies the input columns of the
  * chains into Arrow (once per input column), runs each chain through the executor's {@link
- * ArrowNormalizer} (on a GPU, a chain's intermediates stay on the device), and wraps the results as
- * Spark {@link ArrowColumnVector}s.
+ * ArrowNormalizer} (on a GPU, a chain's intermediates stay on the device), and copies the results
+ * into Spark {@link OnHeapColumnVector}s, one per chain, reused for every batch of the task.
  *
- * <p>Owns the results of the latest batch: they stay valid until the next call to {@link
- * #normalize} or {@link #close()}, which free them. Their memory comes from the task's allocator,
- * so that a leak fails the task. When a batch fails on the GPU it runs again on the CPU engine,
- * logged once per reason; a failure there (e.g. a weight that does not fit a row) is the query's.
+ * <p>The copy out of Arrow pays for itself: Spark's row conversion, which reads every element of
+ * the results, reads an on-heap vector several times faster than an {@link
+ * org.apache.spark.sql.vectorized.ArrowColumnVector}; so it is unconditional. A batch's Arrow
+ * memory (inputs from the task's allocator, so that a leak fails the task; each result closed once
+ * copied) is freed before {@link #normalize} returns; the result vectors stay valid until the next
+ * call to {@link #normalize}, which overwrites them, or {@link #close()}. Each holds up to twice
+ * the elements of the task's largest batch on the heap (Spark's vectors grow by doubling), as the
+ * scan's own vectors do. When a batch fails on the GPU it runs again on the CPU engine, logged once
+ * per reason; a failure there (e.g. a weight that does not fit a row) is the query's.
  */
 public final class ColumnarNormalizer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ColumnarNormalizer.class);
@@ -41,7 +47,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
   private final int concurrentGpuTasks;
   private final TaskContext task;
   private final BufferAllocator allocator;
-  private final List<FieldVector> results = new ArrayList<>();
+  private final OnHeapColumnVector[] outputs;
 
   /**
    * A normalizer for one task's batches; the caller closes it (at the latest when the task
@@ -54,19 +60,17 @@ public final class ColumnarNormalizer implements AutoCloseable {
     this.concurrentGpuTasks = concurrentGpuTasks;
     this.task = task;
     this.allocator = TaskAllocators.forTask(task);
+    this.outputs = new OnHeapColumnVector[this.chains.size()];
   }
 
   /**
-   * Normalizes the chains' columns of {@code batch}, freeing the previous batch's results, and adds
-   * what the normalizer did to {@code metrics}.
+   * Normalizes the chains' columns of {@code batch}, overwriting the previous batch's results, and
+   * adds what the normalizer did to {@code metrics}.
    *
    * @return the result columns, one per chain in order, and what the batch cost
    */
   public BatchResult normalize(ColumnarBatch batch, NormalizationMetrics metrics) {
     BatchTimes times = new BatchTimes();
-    long freeing = System.nanoTime();
-    freeResults();
-    times.addAllocation(System.nanoTime() - freeing);
     Map<Integer, ListVector> inputs = new HashMap<>();
     long copiedBytes = 0;
     boolean fellBack = false;
@@ -99,45 +103,49 @@ public final class ColumnarNormalizer implements AutoCloseable {
           fellBack = true;
           result = Normalizers.cpu().normalize(input, chain.steps(), metrics);
         }
-        long wrapping = System.nanoTime();
-        FieldVector owned = moveToTask(result);
-        results.add(owned);
-        columns[i] = new ArrowColumnVector(owned);
-        times.addOutput(System.nanoTime() - wrapping);
+        columns[i] = toSpark(i, chain, result, times);
       }
       return new BatchResult(columns, copiedBytes, fellBack, times);
-    } catch (RuntimeException | Error failure) {
-      freeResults();
-      throw failure;
     } finally {
-      freeing = System.nanoTime();
+      long freeing = System.nanoTime();
       inputs.values().forEach(ListVector::close);
       times.addAllocation(System.nanoTime() - freeing);
     }
   }
 
-  /** Frees the latest batch's results. Idempotent. */
+  /** Frees the result vectors. Idempotent. */
   @Override
   public void close() {
-    freeResults();
+    for (int i = 0; i < outputs.length; i++) {
+      if (outputs[i] != null) {
+        outputs[i].close();
+        outputs[i] = null;
+      }
+    }
   }
 
-  private FieldVector moveToTask(FieldVector result) {
-    if (result.getAllocator() == allocator) {
-      return result;
-    }
+  /**
+   * Copies {@code result} (a list vector, as is the input) into the result vector of the {@code
+   * index}-th chain, created on the task's first batch, and frees it, so that the task holds one
+   * batch's Arrow memory at most.
+   */
+  private ColumnVector toSpark(int index, ColumnChain chain, FieldVector result, BatchTimes times) {
+    long copying = System.nanoTime();
     try {
-      TransferPair transfer = result.getTransferPair(allocator);
-      transfer.transfer();
-      return (FieldVector) transfer.getTo();
+      if (outputs[index] == null) {
+        DataType element =
+            chain.width() == ElementWidth.FLOAT ? DataTypes.FloatType : DataTypes.DoubleType;
+        outputs[index] =
+            new OnHeapColumnVector(
+                Math.max(result.getValueCount(), 1), DataTypes.createArrayType(element, true));
+      }
+      return SparkArrays.toSpark((ListVector) result, chain.width(), outputs[index]);
     } finally {
+      long freeing = System.nanoTime();
+      times.addOutput(freeing - copying);
       result.close();
+      times.addAllocation(System.nanoTime() - freeing);
     }
-  }
-
-  private void freeResults() {
-    results.forEach(FieldVector::close);
-    results.clear();
   }
 
   private static void logFallback(ColumnChain chain, RuntimeException failure) {

@@ -17,10 +17,10 @@ import org.apache.spark.unsafe.Platform;
 
 /**
  * Copies an {@code array<float>} or {@code array<double>} column of a Spark batch into an Arrow
- * {@link ListVector}, the input type of the arrow-bridge. Spark's column vectors do not expose
- * their element memory, so this is a copy (counted in the operator's metrics); rows that are
- * contiguous in Spark's element vector (as the Parquet reader and row batching write them) are
- * copied in bulk.
+ * {@link ListVector}, the input type of the arrow-bridge, and a result back into a Spark vector.
+ * Spark's column vectors do not expose their element memory, so these are copies (counted in the
+ * operator's metrics); rows that are contiguous in Spark's element vector (as the Parquet reader
+ * and row batching write them) are copied in bulk.
  *
  * <p>A null row, and a row with a null element (whose result is null, DESIGN.md §2), become a null
  * row of no elements; every element of the result is valid.
@@ -71,6 +71,93 @@ public final class SparkArrays {
     } finally {
       long allocation = times.allocationNanos() - allocationBefore;
       times.addCopy(System.nanoTime() - started - allocation);
+    }
+  }
+
+  /**
+   * Copies {@code list}, a result of the arrow-bridge whose elements are of {@code width}, into
+   * {@code target}, a vector of {@code array<float>} or {@code array<double>} that is reset first
+   * (growing where the batch needs it), and returns {@code target}. Spark's row conversion reads an
+   * on-heap vector's elements straight from a Java array, where an {@code ArrowColumnVector} costs
+   * a validity and a bounds check per element, several times as much. The elements go in one copy.
+   *
+   * <p>Only row nulls are copied: the arrow-bridge makes a row with a null element a null row, so
+   * every element of a non-null result row is valid.
+   *
+   * @throws IllegalArgumentException when the elements of {@code list} are not of {@code width}, or
+   *     fewer than its offsets say (a raw copy checks no bounds)
+   */
+  public static WritableColumnVector toSpark(
+      ListVector list, ElementWidth width, WritableColumnVector target) {
+    BaseFixedWidthVector elements = (BaseFixedWidthVector) list.getDataVector();
+    if (elements.getTypeWidth() != width.bytes()) {
+      throw new IllegalArgumentException(
+          "Cannot copy column '"
+              + list.getName()
+              + "' into Spark: its elements are "
+              + elements.getTypeWidth()
+              + " bytes wide, not "
+              + width.bytes());
+    }
+    int rows = list.getValueCount();
+    target.reset();
+    target.reserve(rows);
+    if (rows == 0) {
+      return target;
+    }
+    ArrowBuf offsets = list.getOffsetBuffer();
+    int base = offsets.getInt(0);
+    boolean nullRows = list.getNullCount() > 0;
+    int start = base;
+    for (int row = 0; row < rows; row++) {
+      int end = offsets.getInt((long) (row + 1) * ListVector.OFFSET_WIDTH);
+      target.putArray(row, start - base, end - start);
+      if (nullRows && list.isNull(row)) {
+        target.putNull(row);
+      }
+      start = end;
+    }
+    int total = start - base;
+    if (elements.getValueCount() < start) {
+      throw new IllegalArgumentException(
+          "Cannot copy column '"
+              + list.getName()
+              + "' into Spark: its rows end at element "
+              + start
+              + " but its element vector holds "
+              + elements.getValueCount());
+    }
+    WritableColumnVector values = target.arrayData();
+    values.reserve(total);
+    long address = elements.getDataBuffer().memoryAddress() + (long) base * width.bytes();
+    if (!SparkVectorMemory.copyInto(address, values, 0, total, width.bytes())) {
+      copyThroughArrays(address, values, total, width);
+    }
+    return target;
+  }
+
+  /**
+   * Copies {@code count} elements from {@code address} into {@code target} from index 0 through a
+   * temporary array: the general path, where {@link SparkVectorMemory} cannot reach the vector's
+   * memory.
+   */
+  static void copyThroughArrays(
+      long address, WritableColumnVector target, int count, ElementWidth width) {
+    int pieceElements = Math.min(COPY_ELEMENTS, count);
+    float[] floats = width == ElementWidth.FLOAT ? new float[pieceElements] : null;
+    double[] doubles = width == ElementWidth.DOUBLE ? new double[pieceElements] : null;
+    for (int done = 0; done < count; done += COPY_ELEMENTS) {
+      int piece = Math.min(COPY_ELEMENTS, count - done);
+      long from = address + (long) done * width.bytes();
+      if (floats != null) {
+        Platform.copyMemory(
+            null, from, floats, Platform.FLOAT_ARRAY_OFFSET, (long) piece * Float.BYTES);
+        target.putFloats(done, piece, floats, 0);
+      } else {
+        Platform.copyMemory(
+            null, from, doubles, Platform.DOUBLE_ARRAY_OFFSET, (long) piece * Double.BYTES);
+        target.putDoubles(done, piece, doubles, 0);
+      }
     }
   }
 

@@ -22,8 +22,9 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
  * [[EmbedNormColumnarRule]] for projections that [[ColumnarProjection]] accepts; takes batches from
  * a columnar child, or from [[RowBatchExec]] over a row child.
  *
- * An output batch stays valid until the next one is asked for; its Arrow memory belongs to the
- * task and is freed then, or when the task completes.
+ * An output batch stays valid until the next one is asked for: its normalized columns are on-heap
+ * Spark vectors that the task reuses for every batch (Spark reads them as fast as the scan's), and
+ * the Arrow memory of a batch is freed before the batch is handed on.
  */
 case class EmbedNormProjectExec(
     projectList: Seq[NamedExpression],
@@ -50,9 +51,9 @@ case class EmbedNormProjectExec(
    * allocating and freeing Arrow memory, copying Spark's vectors into Arrow, the normalization's
    * wall time (on a GPU: pinning, waiting for a GPU slot, the copy-kernel-copy pipeline and
    * validity; of which `pinningTime` and the overlapping GPU stage times are shown too), and
-   * building the output batch. `operatorTime` is the whole; what it holds beyond the parts is
-   * looking up the normalizer (creating it, on an executor's first batch) and bookkeeping. In
-   * this order in listings.
+   * copying the results out of Arrow into the output batch. `operatorTime` is the whole; what it
+   * holds beyond the parts is looking up the normalizer (creating it, on an executor's first
+   * batch) and bookkeeping. In this order in listings.
    */
   override lazy val metrics: Map[String, SQLMetric] = ListMap(
     "numOutputRows" -> SQLMetrics.createMetric(sparkContext, "number of output rows"),

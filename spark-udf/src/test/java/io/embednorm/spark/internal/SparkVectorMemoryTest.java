@@ -64,4 +64,59 @@ class SparkVectorMemoryTest {
       }
     }
   }
+
+  @Test
+  void copiesFloatsIntoOnHeapAndOffHeapVectorsGrowingThem() {
+    Random random = new Random(SEED + 2);
+    float[] values = new float[1000];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (float) random.nextGaussian();
+    }
+    values[9] = Float.intBitsToFloat(0x7fc00123);
+    long address = Platform.allocateMemory(values.length * Float.BYTES);
+    try {
+      Platform.copyMemory(
+          values, Platform.FLOAT_ARRAY_OFFSET, null, address, values.length * Float.BYTES);
+      for (WritableColumnVector vector :
+          new WritableColumnVector[] {
+            new OnHeapColumnVector(10, DataTypes.FloatType),
+            new OffHeapColumnVector(10, DataTypes.FloatType)
+          }) {
+        try (vector) {
+          vector.putFloat(0, 42f);
+          // Beyond the vector's capacity of 10: the copy makes room, keeping what was there.
+          assertThat(SparkVectorMemory.copyInto(address, vector, 5, values.length, Float.BYTES))
+              .as(vector.getClass().getSimpleName())
+              .isTrue();
+          assertThat(vector.getFloat(0)).isEqualTo(42f);
+          for (int i = 0; i < values.length; i++) {
+            assertThat(Float.floatToRawIntBits(vector.getFloat(5 + i)))
+                .as("%s, seed %d, element %d", vector.getClass().getSimpleName(), SEED, i)
+                .isEqualTo(Float.floatToRawIntBits(values[i]));
+          }
+        }
+      }
+    } finally {
+      Platform.freeMemory(address);
+    }
+  }
+
+  @Test
+  void copiesDoublesIntoAnOnHeapVector() {
+    Random random = new Random(SEED + 3);
+    double[] values = random.doubles(100).toArray();
+    long address = Platform.allocateMemory(values.length * Double.BYTES);
+    try (OnHeapColumnVector vector = new OnHeapColumnVector(values.length, DataTypes.DoubleType)) {
+      Platform.copyMemory(
+          values, Platform.DOUBLE_ARRAY_OFFSET, null, address, values.length * Double.BYTES);
+      assertThat(
+              SparkVectorMemory.copyInto(address + 25 * Double.BYTES, vector, 0, 50, Double.BYTES))
+          .isTrue();
+      for (int i = 0; i < 50; i++) {
+        assertThat(vector.getDouble(i)).isEqualTo(values[25 + i]);
+      }
+    } finally {
+      Platform.freeMemory(address);
+    }
+  }
 }
