@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.BackgroundTask;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.Normalization;
 import java.nio.file.Path;
@@ -7,11 +8,6 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.LongConsumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -175,15 +171,7 @@ public final class ArrowFiles {
    */
   private static final class BackgroundWriter implements AutoCloseable {
     private final ArrowOutputFile target;
-    private final ExecutorService thread =
-        Executors.newSingleThreadExecutor(
-            runnable -> {
-              Thread writer = new Thread(runnable, "embednorm-arrow-writer");
-              writer.setDaemon(true);
-              return writer;
-            });
-    private Future<?> pending;
-    private volatile RuntimeException failure;
+    private final BackgroundTask thread = new BackgroundTask("embednorm-arrow-writer");
 
     BackgroundWriter(ArrowOutputFile target) {
       this.target = target;
@@ -192,57 +180,28 @@ public final class ArrowFiles {
     /** Takes {@code batch} over: writes it, then closes it, once the previous batch is written. */
     void write(VectorSchemaRoot batch) {
       try {
-        finish();
+        thread.finish();
       } catch (RuntimeException | Error thrown) {
         batch.close();
         throw thrown;
       }
-      pending = thread.submit(() -> writeAndClose(batch));
-    }
-
-    private void writeAndClose(VectorSchemaRoot batch) {
-      try (batch) {
-        target.write(batch);
-      } catch (RuntimeException thrown) {
-        failure = thrown;
-      }
+      thread.start(
+          () -> {
+            try (batch) {
+              target.write(batch);
+            }
+          });
     }
 
     /** Waits for the batch being written, if any, and rethrows its failure. */
     void finish() {
-      if (pending != null) {
-        Future<?> waited = pending;
-        pending = null;
-        try {
-          waited.get();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new CancellationException("Interrupted while writing an Arrow batch");
-        } catch (ExecutionException e) {
-          throw new IllegalStateException("The Arrow writer thread failed", e.getCause());
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
+      thread.finish();
     }
 
     /** Waits for a batch still being written (its failure no longer matters) and stops. */
     @Override
     public void close() {
-      try {
-        if (pending != null) {
-          try {
-            pending.get();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          } catch (ExecutionException ignored) {
-            // the caller is already failing for its own reason
-          }
-        }
-      } finally {
-        thread.shutdown();
-      }
+      thread.close();
     }
   }
 
