@@ -1,17 +1,21 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.BackgroundTask;
+import io.embednorm.arrow.internal.MappedColumnPlan;
+import io.embednorm.arrow.internal.MappedFileNormalization;
+import io.embednorm.arrow.internal.MappedPathUnavailable;
+import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.kernels.EngineSelection;
+import io.embednorm.kernels.Engines;
 import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.cpu.CpuEngine;
+import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
-import java.util.concurrent.CancellationException;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.function.LongConsumer;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -22,9 +26,110 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * write whole files. Inputs may be in the IPC file or stream format (told apart by the {@code
  * ARROW1} magic); outputs are always in the file format, written to a temporary file and moved into
  * place only on success.
+ *
+ * <p>A file goes one of two ways ({@link FileNormalizationPath}). The record-batch path reads each
+ * batch into Arrow vectors, normalizes the column into a new vector and writes the batch with
+ * Arrow's file writer; it takes any input on any device. The mapped path, on the CPU, takes Arrow
+ * IPC files (not streams) that are uncompressed and little-endian, whose column is a {@code
+ * FixedSizeList} or {@code List} (offsets from 0) of float16, float32 or float64, whose rows that
+ * are not null hold no null elements, and whose rows all fit the weight and bias: it copies the
+ * input to the output in the kernel and normalizes the column's values from a mapping of the input
+ * straight into the output, with no Arrow allocator. Both write files that Arrow reads back alike:
+ * the same schema, rows, validity and value bits.
  */
 public final class ArrowFiles {
   private ArrowFiles() {}
+
+  /**
+   * Normalizes {@code column} of {@code input} into {@code output} on {@code device}, taking the
+   * mapped path where it applies (on the CPU, see {@link ArrowFiles}) and the record-batch path
+   * otherwise, with an Arrow allocator of its own (pinned where a GPU runs). The result says which
+   * path ran and why. Otherwise as {@link #normalizeFile(Path, Path, String, Normalization,
+   * ArrowNormalizer, BufferAllocator, LongConsumer)}: the column is checked before any output is
+   * created, and on any failure no output file is left behind.
+   *
+   * @param progress called after each batch with the rows done so far
+   * @throws EmbedNormException as the record-batch path, and "Cannot use device gpu ..." when
+   *     {@code gpu} is asked for and no GPU is usable
+   */
+  public static NormalizeResult normalizeFile(
+      Path input,
+      Path output,
+      String column,
+      Normalization normalization,
+      DeviceChoice device,
+      LongConsumer progress) {
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(output, "output");
+    Objects.requireNonNull(column, "column");
+    Objects.requireNonNull(normalization, "normalization");
+    Objects.requireNonNull(device, "device");
+    Objects.requireNonNull(progress, "progress");
+    long started = System.nanoTime();
+    EngineSelection selection = Engines.select(device);
+    MappedColumnPlan plan = null;
+    String notMapped = "the rows run on the GPU";
+    if (selection.engine() instanceof CpuEngine) {
+      try {
+        plan = MappedColumnPlan.open(input, column, normalization);
+      } catch (MappedPathUnavailable unavailable) {
+        notMapped = unavailable.reason();
+      } catch (RuntimeException | Error failure) {
+        selection.close();
+        throw failure;
+      }
+    }
+    FileJob job = new FileJob(input, output, column, normalization, progress);
+    if (plan != null) {
+      return normalizeMapped(plan, selection, job, started);
+    }
+    return normalizeWithOwnAllocator(
+        selection, device, "the mapped path does not apply: " + notMapped, job);
+  }
+
+  /** Runs the mapped path; closes the plan and the selection. */
+  private static NormalizeResult normalizeMapped(
+      MappedColumnPlan plan, EngineSelection selection, FileJob job, long started) {
+    try (selection;
+        plan) {
+      int threads = ((CpuEngine) selection.engine()).threads();
+      MappedFileNormalization.run(plan, job.output(), job.normalization(), threads, job.progress());
+      return new NormalizeResult(
+          plan.rows(),
+          plan.batchCount(),
+          plan.size(),
+          plan.size(),
+          ArrowFormat.FILE,
+          Duration.ofNanos(System.nanoTime() - started),
+          selection.device(),
+          selection.reason(),
+          FileNormalizationPath.MAPPED,
+          plan.description());
+    } catch (IOException failure) {
+      throw ArrowOutputFile.failure(job.output(), failure);
+    }
+  }
+
+  /** Runs the record-batch path with an allocator of its own; closes the selection. */
+  private static NormalizeResult normalizeWithOwnAllocator(
+      EngineSelection selection, DeviceChoice device, String pathReason, FileJob job) {
+    BufferAllocator allocator;
+    try {
+      allocator = PinnedAllocators.newRootAllocatorFor(device, Long.MAX_VALUE);
+    } catch (RuntimeException | Error failure) {
+      selection.close();
+      throw failure;
+    }
+    try (allocator;
+        ArrowNormalizer normalizer =
+            new ArrowNormalizer(allocator, selection, ArrowNormalizer.DEFAULT_CHUNK_BYTES)) {
+      return normalizeBatches(job, normalizer, allocator, pathReason);
+    }
+  }
+
+  /** What to normalize: a column of a file into another file. */
+  private record FileJob(
+      Path input, Path output, String column, Normalization normalization, LongConsumer progress) {}
 
   /**
    * As {@link #normalizeFile(Path, Path, String, Normalization, ArrowNormalizer, BufferAllocator,
@@ -45,7 +150,8 @@ public final class ArrowFiles {
    * output} with the same schema: the column replaced, every other column passed through unchanged.
    * The column is checked before any output is created; on any failure no output file is left
    * behind and an existing {@code output} stays untouched. {@code output} may equal {@code input}.
-   * Row numbers in messages count from the start of the file.
+   * Row numbers in messages count from the start of the file. This always takes the record-batch
+   * path, on the normalizer's device.
    *
    * @param allocator where the read and written batches live; it must share its root allocator with
    *     the normalizer's. Everything allocated is freed before this returns or throws.
@@ -75,6 +181,20 @@ public final class ArrowFiles {
               + input
               + "': the allocator and the normalizer's allocator must share one root allocator");
     }
+    return normalizeBatches(
+        new FileJob(input, output, column, normalization, progress),
+        normalizer,
+        allocator,
+        "the record-batch path was asked for");
+  }
+
+  private static NormalizeResult normalizeBatches(
+      FileJob job, ArrowNormalizer normalizer, BufferAllocator allocator, String pathReason) {
+    Path input = job.input();
+    Path output = job.output();
+    String column = job.column();
+    Normalization normalization = job.normalization();
+    LongConsumer progress = job.progress();
     long started = System.nanoTime();
     try (ArrowInput source = ArrowInput.open(input, allocator)) {
       VectorSchemaRoot batch = source.root();
@@ -118,7 +238,11 @@ public final class ArrowFiles {
             source.size(),
             outputBytes,
             source.format(),
-            Duration.ofNanos(System.nanoTime() - started));
+            Duration.ofNanos(System.nanoTime() - started),
+            normalizer.device(),
+            normalizer.deviceReason(),
+            FileNormalizationPath.RECORD_BATCH,
+            pathReason);
       }
     }
   }
@@ -175,15 +299,7 @@ public final class ArrowFiles {
    */
   private static final class BackgroundWriter implements AutoCloseable {
     private final ArrowOutputFile target;
-    private final ExecutorService thread =
-        Executors.newSingleThreadExecutor(
-            runnable -> {
-              Thread writer = new Thread(runnable, "embednorm-arrow-writer");
-              writer.setDaemon(true);
-              return writer;
-            });
-    private Future<?> pending;
-    private volatile RuntimeException failure;
+    private final BackgroundTask thread = new BackgroundTask("embednorm-arrow-writer");
 
     BackgroundWriter(ArrowOutputFile target) {
       this.target = target;
@@ -192,57 +308,28 @@ public final class ArrowFiles {
     /** Takes {@code batch} over: writes it, then closes it, once the previous batch is written. */
     void write(VectorSchemaRoot batch) {
       try {
-        finish();
+        thread.finish();
       } catch (RuntimeException | Error thrown) {
         batch.close();
         throw thrown;
       }
-      pending = thread.submit(() -> writeAndClose(batch));
-    }
-
-    private void writeAndClose(VectorSchemaRoot batch) {
-      try (batch) {
-        target.write(batch);
-      } catch (RuntimeException thrown) {
-        failure = thrown;
-      }
+      thread.start(
+          () -> {
+            try (batch) {
+              target.write(batch);
+            }
+          });
     }
 
     /** Waits for the batch being written, if any, and rethrows its failure. */
     void finish() {
-      if (pending != null) {
-        Future<?> waited = pending;
-        pending = null;
-        try {
-          waited.get();
-        } catch (InterruptedException e) {
-          Thread.currentThread().interrupt();
-          throw new CancellationException("Interrupted while writing an Arrow batch");
-        } catch (ExecutionException e) {
-          throw new IllegalStateException("The Arrow writer thread failed", e.getCause());
-        }
-      }
-      if (failure != null) {
-        throw failure;
-      }
+      thread.finish();
     }
 
     /** Waits for a batch still being written (its failure no longer matters) and stops. */
     @Override
     public void close() {
-      try {
-        if (pending != null) {
-          try {
-            pending.get();
-          } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-          } catch (ExecutionException ignored) {
-            // the caller is already failing for its own reason
-          }
-        }
-      } finally {
-        thread.shutdown();
-      }
+      thread.close();
     }
   }
 

@@ -1,15 +1,10 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.TemporaryOutput;
 import io.embednorm.kernels.EmbedNormException;
 import java.io.IOException;
-import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.util.Objects;
-import java.util.concurrent.ThreadLocalRandom;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VectorLoader;
@@ -31,26 +26,22 @@ import org.apache.arrow.vector.types.pojo.Schema;
  */
 public final class ArrowOutputFile implements AutoCloseable {
   private final Path output;
-  private final Path temporary;
-  private final FileChannel channel;
+  private final TemporaryOutput file;
   private final VectorSchemaRoot root;
   private final ArrowFileWriter writer;
   private final BufferAllocator allocator;
-  private boolean finished;
 
   private ArrowOutputFile(
       Path output,
-      Path temporary,
-      FileChannel channel,
+      TemporaryOutput file,
       VectorSchemaRoot root,
       BufferAllocator allocator,
       DictionaryProvider dictionaries) {
     this.output = output;
-    this.temporary = temporary;
-    this.channel = channel;
+    this.file = file;
     this.root = root;
     this.allocator = allocator;
-    this.writer = new ArrowFileWriter(root, dictionaries, channel);
+    this.writer = new ArrowFileWriter(root, dictionaries, file.channel());
   }
 
   /**
@@ -69,22 +60,14 @@ public final class ArrowOutputFile implements AutoCloseable {
     Objects.requireNonNull(output, "output");
     Objects.requireNonNull(schema, "schema");
     Objects.requireNonNull(allocator, "allocator");
-    Path absolute = output.toAbsolutePath();
-    Path temporary = null;
-    FileChannel channel = null;
+    TemporaryOutput file = null;
     VectorSchemaRoot root = null;
     try {
-      Files.createDirectories(absolute.getParent());
-      temporary =
-          absolute.resolveSibling(
-              "." + absolute.getFileName() + "." + Long.toHexString(randomLong()) + ".tmp");
-      channel =
-          FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+      file = TemporaryOutput.create(output);
       root = VectorSchemaRoot.create(schema, allocator);
       return new ArrowOutputFile(
           output,
-          temporary,
-          channel,
+          file,
           root,
           allocator,
           dictionaries != null ? dictionaries : new DictionaryProvider.MapDictionaryProvider());
@@ -92,7 +75,9 @@ public final class ArrowOutputFile implements AutoCloseable {
       if (root != null) {
         root.close();
       }
-      discard(channel, temporary);
+      if (file != null) {
+        file.close();
+      }
       throw failure(output, failure);
     }
   }
@@ -156,10 +141,7 @@ public final class ArrowOutputFile implements AutoCloseable {
     try {
       writer.end();
       long bytes = writer.bytesWritten();
-      channel.force(true);
-      channel.close();
-      move(temporary, output.toAbsolutePath());
-      finished = true;
+      file.commit();
       return bytes;
     } catch (IOException | RuntimeException failure) {
       throw failure(output, failure);
@@ -169,47 +151,15 @@ public final class ArrowOutputFile implements AutoCloseable {
   /** Frees the root; without a commit, also deletes the temporary file. Idempotent. */
   @Override
   public void close() {
-    if (!finished) {
-      finished = true;
-      discard(channel, temporary);
-    }
+    file.close();
     root.close();
   }
 
   private void checkOpen() {
-    if (finished) {
+    if (file.isFinished()) {
       throw new EmbedNormException(
           "Cannot write Arrow file '" + output + "': it is already committed or closed");
     }
-  }
-
-  private static void move(Path from, Path to) throws IOException {
-    try {
-      Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
-    } catch (AtomicMoveNotSupportedException notAtomic) {
-      Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
-    }
-  }
-
-  private static void discard(FileChannel channel, Path temporary) {
-    try {
-      if (channel != null) {
-        channel.close();
-      }
-    } catch (IOException ignored) {
-      // deleting the file matters more
-    }
-    try {
-      if (temporary != null) {
-        Files.deleteIfExists(temporary);
-      }
-    } catch (IOException ignored) {
-      // nothing more to do; the name starts with a dot and ends with .tmp
-    }
-  }
-
-  private static long randomLong() {
-    return ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE;
   }
 
   static EmbedNormException failure(Path path, Exception failure) {

@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.kernels.Device;
 import java.time.Duration;
 
 /**
@@ -11,6 +12,11 @@ import java.time.Duration;
  * @param outputBytes size of the output file
  * @param inputFormat the input's IPC format (the output is always the file format)
  * @param elapsed wall time from opening the input to moving the output into place
+ * @param device where the rows were normalized
+ * @param deviceReason why there, e.g. {@code cpu was requested}
+ * @param path how the file was gone through
+ * @param pathReason why that way, e.g. {@code FixedSizeList<float32>(768) in 43 uncompressed record
+ *     batches} or {@code the input is not in the Arrow IPC file format}
  */
 public record NormalizeResult(
     long rows,
@@ -18,4 +24,8 @@ public record NormalizeResult(
     long inputBytes,
     long outputBytes,
     ArrowFormat inputFormat,
-    Duration elapsed) {}
+    Duration elapsed,
+    Device device,
+    String deviceReason,
+    FileNormalizationPath path,
+    String pathReason) {}

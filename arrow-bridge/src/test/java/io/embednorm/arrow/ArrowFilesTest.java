@@ -28,17 +28,10 @@ import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.BigIntVector;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.VarCharVector;
-import org.apache.arrow.vector.VectorLoader;
 import org.apache.arrow.vector.VectorSchemaRoot;
-import org.apache.arrow.vector.VectorUnloader;
 import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryEncoder;
-import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
-import org.apache.arrow.vector.ipc.ArrowFileWriter;
-import org.apache.arrow.vector.ipc.ArrowStreamWriter;
-import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
-import org.apache.arrow.vector.types.pojo.DictionaryEncoding;
 import org.apache.arrow.vector.types.pojo.Schema;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -102,28 +95,12 @@ class ArrowFilesTest {
       if (format == ArrowFormat.FILE) {
         ArrowFiles.writeFile(path, allocator, roots.toArray(new VectorSchemaRoot[0]));
       } else {
-        writeStream(path, roots);
+        TestFiles.writeStream(path, allocator, roots);
       }
     } finally {
       roots.forEach(VectorSchemaRoot::close);
     }
     return batches;
-  }
-
-  private void writeStream(Path path, List<VectorSchemaRoot> roots) throws IOException {
-    Schema schema = roots.get(0).getSchema();
-    try (VectorSchemaRoot root = VectorSchemaRoot.create(schema, allocator);
-        FileChannel channel =
-            FileChannel.open(path, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        ArrowStreamWriter writer = new ArrowStreamWriter(root, null, channel)) {
-      for (VectorSchemaRoot batch : roots) {
-        try (ArrowRecordBatch recordBatch = new VectorUnloader(batch).getRecordBatch()) {
-          new VectorLoader(root).load(recordBatch);
-        }
-        writer.writeBatch();
-      }
-      writer.end();
-    }
   }
 
   @ParameterizedTest(name = "{0}")
@@ -224,28 +201,7 @@ class ArrowFilesTest {
     Path output = directory.resolve("out.arrow");
     Double[][] rows = {{1.0, 2.0}, {3.0, 4.0}, {5.0, 6.0}};
     String[] labels = {"cat", "dog", "cat"};
-    Dictionary dictionary =
-        new Dictionary(
-            varChars("dictionary", "cat", "dog"), new DictionaryEncoding(7L, false, null));
-    try (VarCharVector plain = varChars("label", labels);
-        FieldVector encoded = (FieldVector) DictionaryEncoder.encode(plain, dictionary);
-        FieldVector embedding =
-            TestColumns.build(allocator, "embedding", LIST, ElementType.FLOAT32, rows);
-        VectorSchemaRoot root =
-            new VectorSchemaRoot(
-                List.of(encoded.getField(), embedding.getField()),
-                List.of(encoded, embedding),
-                rows.length);
-        FileChannel channel =
-            FileChannel.open(input, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-        ArrowFileWriter writer =
-            new ArrowFileWriter(
-                root, new DictionaryProvider.MapDictionaryProvider(dictionary), channel)) {
-      writer.writeBatch();
-      writer.end();
-    } finally {
-      dictionary.getVector().close();
-    }
+    TestFiles.writeWithDictionary(allocator, input, LIST, rows, labels, 1);
 
     ArrowFiles.normalizeFile(input, output, "embedding", RMS, negating, allocator);
 
@@ -264,16 +220,6 @@ class ArrowFilesTest {
         }
       }
     }
-  }
-
-  private VarCharVector varChars(String name, String... values) {
-    VarCharVector vector = new VarCharVector(name, allocator);
-    vector.allocateNew(values.length);
-    for (int row = 0; row < values.length; row++) {
-      vector.setSafe(row, values[row].getBytes(java.nio.charset.StandardCharsets.UTF_8));
-    }
-    vector.setValueCount(values.length);
-    return vector;
   }
 
   @Test

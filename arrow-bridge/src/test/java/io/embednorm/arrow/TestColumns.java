@@ -1,6 +1,7 @@
 package io.embednorm.arrow;
 
 import io.embednorm.kernels.ElementType;
+import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Random;
 import java.util.function.IntUnaryOperator;
@@ -12,6 +13,7 @@ import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float2Vector;
 import org.apache.arrow.vector.FloatingPointVector;
+import org.apache.arrow.vector.VarCharVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
@@ -209,5 +211,16 @@ final class TestColumns {
       default:
         return FloatingPointPrecision.DOUBLE;
     }
+  }
+
+  /** A VarChar vector of {@code values}; the caller closes it. */
+  static VarCharVector varChars(BufferAllocator allocator, String name, String... values) {
+    VarCharVector vector = new VarCharVector(name, allocator);
+    vector.allocateNew(values.length);
+    for (int row = 0; row < values.length; row++) {
+      vector.setSafe(row, values[row].getBytes(StandardCharsets.UTF_8));
+    }
+    vector.setValueCount(values.length);
+    return vector;
   }
 }

@@ -9,7 +9,6 @@ import org.slf4j.LoggerFactory;
 
 /** Resolves a {@link DeviceChoice} to an engine, and says why. */
 public final class Engines {
-  private static final Logger LOG = LoggerFactory.getLogger(Engines.class);
   private static final ConcurrentMap<String, Boolean> LOGGED = new ConcurrentHashMap<>();
 
   private Engines() {}
@@ -53,8 +52,16 @@ public final class Engines {
 
   private static EngineSelection logged(EngineSelection selection) {
     if (LOGGED.putIfAbsent(selection.reason(), Boolean.TRUE) == null) {
-      LOG.info("embednorm {}", selection.reason());
+      Log.LOG.info("embednorm {}", selection.reason());
     }
     return selection;
+  }
+
+  /**
+   * The logger, set up on first use only: starting a logging back end takes a good part of a
+   * second, which {@code cpu} (never logged) should not pay.
+   */
+  private static final class Log {
+    static final Logger LOG = LoggerFactory.getLogger(Engines.class);
   }
 }

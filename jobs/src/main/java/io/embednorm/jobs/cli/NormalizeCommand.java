@@ -1,17 +1,15 @@
 package io.embednorm.jobs.cli;
 
 import io.embednorm.arrow.ArrowFiles;
-import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.arrow.NormalizeResult;
-import io.embednorm.arrow.PinnedAllocators;
 import io.embednorm.jobs.NormalizationOptions;
 import io.embednorm.kernels.DeviceChoice;
 import io.embednorm.kernels.Normalization;
+import io.embednorm.kernels.cuda.CudaEngine;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
-import org.apache.arrow.memory.BufferAllocator;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -59,22 +57,31 @@ final class NormalizeCommand implements Callable<Integer> {
   }
 
   /**
-   * Classes whose static initialization takes a good part of a second each on a small machine:
-   * Arrow's schema (its JSON mappers), Arrow's allocator (its logging and memory manager set-up)
-   * and the CPU kernels (the Vector API's species and operators).
+   * The CPU kernels' classes (the Vector API's species and operators), whose static initialization
+   * takes a good part of a second on a small machine, and which every path needs.
    */
-  private static final List<String> SLOW_CLASSES =
-      List.of(
-          "org.apache.arrow.vector.types.pojo.Schema",
-          "org.apache.arrow.memory.RootAllocator",
-          "io.embednorm.kernels.cpu.RowPassSelection");
+  private static final List<String> KERNEL_CLASSES =
+      List.of("io.embednorm.kernels.cpu.RowPassSelection");
 
   /**
-   * Initializes {@link #SLOW_CLASSES} on threads of their own while this one parses the arguments:
-   * the command then finds them ready. Failures are left for the command to meet and report.
+   * Arrow's schema (its JSON mappers) and allocator (its logging and memory manager set-up): as
+   * slow, and needed only on the record-batch path, which a GPU always takes. The mapped path (CPU
+   * only) needs neither, and on a small machine initializing them beside it costs it a core.
    */
+  private static final List<String> ARROW_CLASSES =
+      List.of("org.apache.arrow.vector.types.pojo.Schema", "org.apache.arrow.memory.RootAllocator");
+
+  /** Starts the kernels' initialization while this thread parses the arguments. */
   private static void preload() {
-    for (String name : SLOW_CLASSES) {
+    preload(KERNEL_CLASSES);
+  }
+
+  /**
+   * Initializes {@code classes} on threads of their own: the command then finds them ready.
+   * Failures are left for the command to meet and report.
+   */
+  private static void preload(List<String> classes) {
+    for (String name : classes) {
       Thread loader =
           new Thread(
               () -> {
@@ -95,25 +102,26 @@ final class NormalizeCommand implements Callable<Integer> {
     Normalization normalization = options.normalization();
     DeviceChoice choice = options.device();
     long start = System.nanoTime();
-    // On a GPU the batches are read into pinned memory, which copies at full PCIe speed.
-    try (BufferAllocator allocator = PinnedAllocators.newRootAllocatorFor(choice, Long.MAX_VALUE);
-        ArrowNormalizer normalizer = ArrowNormalizer.create(allocator, choice)) {
-      NormalizeResult result =
-          ArrowFiles.normalizeFile(
-              input, output, column, normalization, normalizer, allocator, this::progress);
-      double seconds = (System.nanoTime() - start) / 1e9;
-      System.out.printf(
-          Locale.ROOT,
-          "embednorm normalize: %s of column '%s', %d rows in %d batches, %.2f s, on %s (%s) -> %s%n",
-          normalization,
-          column,
-          result.rows(),
-          result.batches(),
-          seconds,
-          normalizer.device().name().toLowerCase(Locale.ROOT),
-          normalizer.deviceReason(),
-          output);
+    if (choice != DeviceChoice.CPU && CudaEngine.unavailableReason() == null) {
+      preload(ARROW_CLASSES); // a GPU will run it: the record-batch path
     }
+    NormalizeResult result =
+        ArrowFiles.normalizeFile(input, output, column, normalization, choice, this::progress);
+    double seconds = (System.nanoTime() - start) / 1e9;
+    System.out.printf(
+        Locale.ROOT,
+        "embednorm normalize: %s of column '%s', %d rows in %d batches, %.2f s, on %s (%s),"
+            + " %s path (%s) -> %s%n",
+        normalization,
+        column,
+        result.rows(),
+        result.batches(),
+        seconds,
+        result.device().name().toLowerCase(Locale.ROOT),
+        result.deviceReason(),
+        result.path().name().toLowerCase(Locale.ROOT).replace('_', '-'),
+        result.pathReason(),
+        output);
     return 0;
   }
 

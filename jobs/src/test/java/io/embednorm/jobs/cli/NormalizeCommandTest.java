@@ -21,6 +21,7 @@ import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.complex.impl.UnionListWriter;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
 import org.apache.arrow.vector.ipc.ArrowFileWriter;
+import org.apache.arrow.vector.ipc.ArrowStreamWriter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -52,7 +53,10 @@ class NormalizeCommandTest {
         normalize(input.toString(), output.toString(), "--op", "rms_norm", "--device", "cpu");
 
     assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
-    assertThat(result.out()).contains("20000 rows").contains("cpu");
+    assertThat(result.out())
+        .contains("20000 rows")
+        .contains("on cpu (cpu was requested)")
+        .contains("mapped path (FixedSizeList<float32>(33) in 3 uncompressed record batches)");
     List<float[]> in = readRows(input);
     List<float[]> out = readRows(output);
     assertThat(out).hasSameSizeAs(in);
@@ -91,9 +95,46 @@ class NormalizeCommandTest {
             weight.toString());
 
     assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
+    assertThat(result.out()).contains("mapped path (List<float32> in 1 uncompressed record batch)");
     List<float[]> out = readRows(output);
     for (int row = 0; row < rows.length; row++) {
       assertClose(out.get(row), rmsReference(rows[row], 0.001, w), seed, row);
+    }
+  }
+
+  @Test
+  void streamInputTakesTheRecordBatchPathAndSaysWhy() throws IOException {
+    long seed = System.nanoTime();
+    Path file = folder.resolve("in.arrow");
+    SampleData.writeArrow(allocator, file, 300, 5, seed);
+    Path stream = folder.resolve("in.arrows");
+    try (ArrowFileReader reader =
+            new ArrowFileReader(FileChannel.open(file, StandardOpenOption.READ), allocator);
+        FileChannel channel =
+            FileChannel.open(stream, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
+        ArrowStreamWriter writer =
+            new ArrowStreamWriter(reader.getVectorSchemaRoot(), null, channel)) {
+      writer.start();
+      while (reader.loadNextBatch()) {
+        writer.writeBatch();
+      }
+      writer.end();
+    }
+    Path output = folder.resolve("out.arrow");
+
+    CommandOutput result =
+        normalize(stream.toString(), output.toString(), "--op", "rms_norm", "--device", "cpu");
+
+    assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
+    assertThat(result.out())
+        .contains("300 rows")
+        .contains(
+            "record-batch path (the mapped path does not apply: the input is not in the Arrow"
+                + " IPC file format)");
+    List<float[]> in = readRows(file);
+    List<float[]> out = readRows(output);
+    for (int row = 0; row < in.size(); row++) {
+      assertClose(out.get(row), rmsReference(in.get(row), 1e-6, null), seed, row);
     }
   }
 

@@ -1,0 +1,258 @@
+package io.embednorm.arrow.internal;
+
+import io.embednorm.kernels.ElementType;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.FileChannel;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import org.apache.arrow.flatbuf.Block;
+import org.apache.arrow.flatbuf.Buffer;
+import org.apache.arrow.flatbuf.Endianness;
+import org.apache.arrow.flatbuf.Field;
+import org.apache.arrow.flatbuf.FieldNode;
+import org.apache.arrow.flatbuf.FixedSizeList;
+import org.apache.arrow.flatbuf.FloatingPoint;
+import org.apache.arrow.flatbuf.Footer;
+import org.apache.arrow.flatbuf.Message;
+import org.apache.arrow.flatbuf.MessageHeader;
+import org.apache.arrow.flatbuf.MetadataVersion;
+import org.apache.arrow.flatbuf.Precision;
+import org.apache.arrow.flatbuf.RecordBatch;
+import org.apache.arrow.flatbuf.Schema;
+import org.apache.arrow.flatbuf.Type;
+
+/**
+ * The layout of one column of an Arrow IPC file (the random-access format), read from the footer
+ * and the record batches' metadata with Arrow's flatbuffer classes: no allocator, no data read.
+ * Throws {@link MappedPathUnavailable} for anything the mapped path does not handle, including
+ * files that are damaged (the record-batch path then reports those).
+ */
+final class IpcFileLayout {
+  private static final byte[] MAGIC = "ARROW1".getBytes(StandardCharsets.US_ASCII);
+
+  /** The magic and its padding at the start; the footer length and the magic at the end. */
+  private static final int HEAD_BYTES = 8;
+
+  private static final int TAIL_BYTES = Integer.BYTES + 6;
+  private static final int CONTINUATION = 0xFFFFFFFF;
+
+  private final long size;
+  private final String column;
+  private final ElementType type;
+  private final int width;
+  private final List<ColumnBatch> batches;
+
+  private IpcFileLayout(
+      long size, String column, ElementType type, int width, List<ColumnBatch> batches) {
+    this.size = size;
+    this.column = column;
+    this.type = type;
+    this.width = width;
+    this.batches = batches;
+  }
+
+  /** Reads the layout of {@code column} of the file open in {@code channel}. */
+  static IpcFileLayout read(FileChannel channel, String column) throws IOException {
+    long size = channel.size();
+    if (size < HEAD_BYTES + TAIL_BYTES
+        || !isMagic(read(channel, 0, MAGIC.length))
+        || !isMagic(read(channel, size - MAGIC.length, MAGIC.length))) {
+      throw new MappedPathUnavailable("the input is not in the Arrow IPC file format");
+    }
+    int footerLength = read(channel, size - TAIL_BYTES, Integer.BYTES).getInt(0);
+    if (footerLength <= 0 || footerLength > size - HEAD_BYTES - TAIL_BYTES) {
+      throw new MappedPathUnavailable("the file's footer length " + footerLength + " is invalid");
+    }
+    Footer footer =
+        Footer.getRootAsFooter(read(channel, size - TAIL_BYTES - footerLength, footerLength));
+    Schema schema = footer.schema();
+    if (schema == null || footer.version() < MetadataVersion.V4) {
+      throw new MappedPathUnavailable("the file's metadata is older than version 4");
+    }
+    if (schema.endianness() != Endianness.Little) {
+      throw new MappedPathUnavailable("the file is big-endian");
+    }
+    int columnIndex = columnIndex(schema, column);
+    Field field = schema.fields(columnIndex);
+    ElementType type = elementType(field, column);
+    int width =
+        field.typeType() == Type.FixedSizeList
+            ? ((FixedSizeList) field.type(new FixedSizeList())).listSize()
+            : -1;
+    if (width == 0) {
+      throw new MappedPathUnavailable("column '" + column + "' holds lists of width 0");
+    }
+    FieldPositions positions = FieldPositions.of(schema, columnIndex);
+    List<ColumnBatch> batches = new ArrayList<>(footer.recordBatchesLength());
+    long firstRow = 0;
+    Block block = new Block();
+    for (int index = 0; index < footer.recordBatchesLength(); index++) {
+      ColumnBatch batch =
+          new BatchReader(channel, size, index, footer.recordBatches(block, index))
+              .read(positions, width, firstRow);
+      batches.add(batch);
+      firstRow += batch.rows();
+    }
+    return new IpcFileLayout(size, column, type, width, batches);
+  }
+
+  long size() {
+    return size;
+  }
+
+  String column() {
+    return column;
+  }
+
+  ElementType type() {
+    return type;
+  }
+
+  /** The width of every row, or -1 for a List column (rows given by offsets). */
+  int width() {
+    return width;
+  }
+
+  List<ColumnBatch> batches() {
+    return batches;
+  }
+
+  /** E.g. {@code FixedSizeList<float32>(768)} or {@code List<float16>}. */
+  String describeColumn() {
+    String element = type.name().toLowerCase(java.util.Locale.ROOT);
+    return width >= 0 ? "FixedSizeList<" + element + ">(" + width + ")" : "List<" + element + ">";
+  }
+
+  private static int columnIndex(Schema schema, String column) {
+    for (int index = 0; index < schema.fieldsLength(); index++) {
+      if (column.equals(schema.fields(index).name())) {
+        return index;
+      }
+    }
+    throw new MappedPathUnavailable("the file has no column '" + column + "'");
+  }
+
+  private static ElementType elementType(Field field, String column) {
+    byte list = field.typeType();
+    Field child = field.childrenLength() == 1 ? field.children(0) : null;
+    if (field.dictionary() == null
+        && (list == Type.FixedSizeList || list == Type.List)
+        && child != null
+        && child.dictionary() == null
+        && child.typeType() == Type.FloatingPoint) {
+      switch (((FloatingPoint) child.type(new FloatingPoint())).precision()) {
+        case Precision.HALF:
+          return ElementType.FLOAT16;
+        case Precision.SINGLE:
+          return ElementType.FLOAT32;
+        case Precision.DOUBLE:
+          return ElementType.FLOAT64;
+        default:
+          break;
+      }
+    }
+    throw new MappedPathUnavailable(
+        "column '" + column + "' is not a FixedSizeList or List of floating point numbers");
+  }
+
+  private static boolean isMagic(ByteBuffer bytes) {
+    return bytes.equals(ByteBuffer.wrap(MAGIC));
+  }
+
+  /** {@code length} bytes at {@code position}, little-endian, in a heap buffer. */
+  static ByteBuffer read(FileChannel channel, long position, int length) throws IOException {
+    ByteBuffer bytes = ByteBuffer.allocate(length).order(ByteOrder.LITTLE_ENDIAN);
+    while (bytes.hasRemaining()) {
+      if (channel.read(bytes, position + bytes.position()) < 0) {
+        throw new MappedPathUnavailable("the file ends within its metadata");
+      }
+    }
+    return bytes.flip();
+  }
+
+  /** Reads one record batch's metadata: the column's nodes and buffers. */
+  private static final class BatchReader {
+    private final FileChannel channel;
+    private final long size;
+    private final int index;
+    private final Block block;
+
+    BatchReader(FileChannel channel, long size, int index, Block block) {
+      this.channel = channel;
+      this.size = size;
+      this.index = index;
+      this.block = block;
+    }
+
+    ColumnBatch read(FieldPositions positions, int width, long firstRow) throws IOException {
+      long body = block.offset() + block.metaDataLength();
+      if (block.offset() < HEAD_BYTES
+          || block.metaDataLength() < HEAD_BYTES
+          || block.bodyLength() < 0
+          || body + block.bodyLength() > size) {
+        throw unavailable("lies outside the file");
+      }
+      ByteBuffer metadata = IpcFileLayout.read(channel, block.offset(), block.metaDataLength());
+      int start = metadata.getInt(0) == CONTINUATION ? HEAD_BYTES : Integer.BYTES;
+      int length = metadata.getInt(start - Integer.BYTES);
+      if (length <= 0 || start + length > metadata.limit()) {
+        throw unavailable("has a damaged metadata length");
+      }
+      Message message = Message.getRootAsMessage(metadata.position(start));
+      if (message.headerType() != MessageHeader.RecordBatch) {
+        throw unavailable("is not a record batch message");
+      }
+      RecordBatch batch = (RecordBatch) message.header(new RecordBatch());
+      if (batch.compression() != null) {
+        throw unavailable("is compressed");
+      }
+      int extraBuffers = width >= 0 ? 0 : 1;
+      if (batch.nodesLength() < positions.node() + 2
+          || batch.buffersLength() < positions.buffer() + 3 + extraBuffers) {
+        throw unavailable("has fewer field nodes or buffers than the schema asks for");
+      }
+      if (batch.length() > Integer.MAX_VALUE) {
+        throw unavailable("has " + batch.length() + " rows, more than a vector holds");
+      }
+      int rows = (int) batch.length();
+      FieldNode list = batch.nodes(positions.node());
+      FieldNode elements = batch.nodes(positions.node() + 1);
+      if (list.length() != rows || (width >= 0 && elements.length() != (long) rows * width)) {
+        throw unavailable("has column lengths that do not match its rows");
+      }
+      int nullCountPosition =
+          ((NodePositions) message.header(new NodePositions()))
+              .nullCountPosition(positions.node() + 1);
+      int buffer = positions.buffer();
+      return new ColumnBatch(
+          index,
+          firstRow,
+          rows,
+          region(batch, buffer, body),
+          list.nullCount(),
+          width >= 0 ? null : region(batch, buffer + 1, body),
+          region(batch, buffer + 1 + extraBuffers, body),
+          elements.nullCount(),
+          block.offset() + nullCountPosition,
+          elements.length(),
+          region(batch, buffer + 2 + extraBuffers, body));
+    }
+
+    private Region region(RecordBatch batch, int buffer, long body) {
+      Buffer described = batch.buffers(buffer);
+      if (described.offset() < 0
+          || described.length() < 0
+          || described.offset() + described.length() > block.bodyLength()) {
+        throw unavailable("has a buffer outside its body");
+      }
+      return new Region(body + described.offset(), described.length());
+    }
+
+    private MappedPathUnavailable unavailable(String what) {
+      return new MappedPathUnavailable("record batch " + index + " " + what);
+    }
+  }
+}
