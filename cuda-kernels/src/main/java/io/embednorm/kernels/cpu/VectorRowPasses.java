@@ -108,15 +108,14 @@ final class VectorRowPasses implements RowPasses {
     maximaOfLanes(lanes, count, maxima);
   }
 
-  /** The maximum of each row's eight lanes (any order gives the same value). */
+  /**
+   * The maximum of each row's eight lanes (any order gives the same value): one reduction per row,
+   * where seven Math.max cost about four times as much.
+   */
   private static void maximaOfLanes(float[] lanes, int count, float[] maxima) {
     for (int row = 0; row < count; row++) {
-      int at = row * FLOAT_LANES;
       maxima[row] =
-          Math.max(
-              Math.max(Math.max(lanes[at], lanes[at + 1]), Math.max(lanes[at + 2], lanes[at + 3])),
-              Math.max(
-                  Math.max(lanes[at + 4], lanes[at + 5]), Math.max(lanes[at + 6], lanes[at + 7])));
+          FloatVector.fromArray(FLOATS, lanes, row * FLOAT_LANES).reduceLanes(VectorOperators.MAX);
     }
   }
 
