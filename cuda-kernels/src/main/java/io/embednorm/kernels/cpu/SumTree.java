@@ -12,6 +12,7 @@ package io.embednorm.kernels.cpu;
 final class SumTree {
   private int width = -1;
   private int blocks;
+  private int uniformLength;
   private int[] ends = new int[1];
   private int[] closes = new int[1];
   private float[] stack = new float[64];
@@ -26,6 +27,12 @@ final class SumTree {
       }
       blocks = 0;
       build(0, width);
+      uniformLength = ends[0] % 8 == 0 ? ends[0] : 0;
+      for (int block = 1; block < blocks && uniformLength > 0; block++) {
+        if (ends[block] - ends[block - 1] != uniformLength) {
+          uniformLength = 0;
+        }
+      }
       this.width = width;
     }
     return this;
@@ -34,6 +41,14 @@ final class SumTree {
   /** Blocks per row. */
   int blocks() {
     return blocks;
+  }
+
+  /**
+   * The length of every block when all blocks of the row have one length, a multiple of 8 (as for
+   * widths 256, 768, 1024, 4096, 32768), else 0.
+   */
+  int uniformLength() {
+    return uniformLength;
   }
 
   /** Where each block ends, counted from the start of the row; {@code blocks()} entries. */

@@ -90,10 +90,22 @@ final class VectorRowPasses implements RowPasses {
       return;
     }
     int full = width & ~(FLOAT_LANES - 1);
+    int fullSteps = width & ~(STEP - 1);
     for (int row = 0, start = offset; row < count; row++, start += width) {
-      // Max is exact and symmetric (NaN wins, +0 over −0): any order gives the scalar value.
+      // Max is exact and symmetric (NaN wins, +0 over −0): any order gives the scalar value, so
+      // four registers take turns, four chains of max instead of one.
       FloatVector maximum = FloatVector.broadcast(FLOATS, values[start]);
+      FloatVector second = maximum;
+      FloatVector third = maximum;
+      FloatVector fourth = maximum;
       int index = start;
+      for (int end = start + fullSteps; index < end; index += STEP) {
+        maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
+        second = second.max(FloatVector.fromArray(FLOATS, values, index + 8));
+        third = third.max(FloatVector.fromArray(FLOATS, values, index + 16));
+        fourth = fourth.max(FloatVector.fromArray(FLOATS, values, index + 24));
+      }
+      maximum = maximum.max(second).max(third.max(fourth));
       for (int end = start + full; index < end; index += FLOAT_LANES) {
         maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
       }
@@ -150,10 +162,33 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
+    int uniform = tree.uniformLength();
     int at = 0;
     for (int row = 0, start = offset; row < count; row++, start += width) {
       int index = start;
-      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
+      int block = 0;
+      for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
+        FloatVector a = FloatVector.zero(FLOATS);
+        FloatVector b = FloatVector.zero(FLOATS);
+        FloatVector c = FloatVector.zero(FLOATS);
+        FloatVector d = FloatVector.zero(FLOATS);
+        for (int end = index + uniform; index < end; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, values, index);
+          FloatVector y = FloatVector.fromArray(FLOATS, values, index + uniform);
+          FloatVector z = FloatVector.fromArray(FLOATS, values, index + 2 * uniform);
+          FloatVector w = FloatVector.fromArray(FLOATS, values, index + 3 * uniform);
+          a = a.add(x.mul(x));
+          b = b.add(y.mul(y));
+          c = c.add(z.mul(z));
+          d = d.add(w.mul(w));
+        }
+        index += 3 * uniform;
+        a.intoArray(lanes, at);
+        b.intoArray(lanes, at + 8);
+        c.intoArray(lanes, at + 16);
+        d.intoArray(lanes, at + 24);
+      }
+      for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
         int full = index + ((end - index) & ~(FLOAT_LANES - 1));
         FloatVector sum = FloatVector.zero(FLOATS);
@@ -204,11 +239,30 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
+    int uniform = tree.uniformLength();
     int at = 0;
     for (int row = 0, start = offset; row < count; row++, start += width) {
       float shift = shifts[row];
       int index = start;
-      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
+      int block = 0;
+      for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
+        FloatVector a = FloatVector.zero(FLOATS);
+        FloatVector b = FloatVector.zero(FLOATS);
+        FloatVector c = FloatVector.zero(FLOATS);
+        FloatVector d = FloatVector.zero(FLOATS);
+        for (int end = index + uniform; index < end; index += FLOAT_LANES) {
+          a = a.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
+          b = b.add(FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift));
+          c = c.add(FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift));
+          d = d.add(FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift));
+        }
+        index += 3 * uniform;
+        a.intoArray(lanes, at);
+        b.intoArray(lanes, at + 8);
+        c.intoArray(lanes, at + 16);
+        d.intoArray(lanes, at + 24);
+      }
+      for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
         int full = index + ((end - index) & ~(FLOAT_LANES - 1));
         FloatVector sum = FloatVector.zero(FLOATS);
@@ -268,12 +322,38 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
+    int uniform = tree.uniformLength();
     int at = 0;
     for (int row = 0, start = offset; row < count; row++, start += width) {
       float shift = shifts[row];
       float center = centers[row];
       int index = start;
-      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
+      int block = 0;
+      for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
+        FloatVector a = FloatVector.zero(FLOATS);
+        FloatVector b = FloatVector.zero(FLOATS);
+        FloatVector c = FloatVector.zero(FLOATS);
+        FloatVector d = FloatVector.zero(FLOATS);
+        for (int end = index + uniform; index < end; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+          FloatVector y =
+              FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift).sub(center);
+          FloatVector z =
+              FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift).sub(center);
+          FloatVector w =
+              FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift).sub(center);
+          a = a.add(x.mul(x));
+          b = b.add(y.mul(y));
+          c = c.add(z.mul(z));
+          d = d.add(w.mul(w));
+        }
+        index += 3 * uniform;
+        a.intoArray(lanes, at);
+        b.intoArray(lanes, at + 8);
+        c.intoArray(lanes, at + 16);
+        d.intoArray(lanes, at + 24);
+      }
+      for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
         int full = index + ((end - index) & ~(FLOAT_LANES - 1));
         FloatVector sum = FloatVector.zero(FLOATS);
