@@ -6,6 +6,7 @@ import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -34,6 +35,15 @@ final class VectorRowPasses implements RowPasses {
 
   /** Elements per step of a flat loop: four registers, in order. */
   private static final int STEP = 4 * 8;
+
+  // A register's eight lanes combined as FloatSums combines them, in the register: adjacent lanes,
+  // then pairs, then halves, the lower lane always first.
+  private static final VectorShuffle<Float> SWAP_LANES =
+      VectorShuffle.fromValues(FLOATS, 1, 0, 3, 2, 5, 4, 7, 6);
+  private static final VectorShuffle<Float> SWAP_PAIRS =
+      VectorShuffle.fromValues(FLOATS, 2, 3, 0, 1, 6, 7, 4, 5);
+  private static final VectorShuffle<Float> SWAP_HALVES =
+      VectorShuffle.fromValues(FLOATS, 4, 5, 6, 7, 0, 1, 2, 3);
 
   private VectorRowPasses() {}
 
@@ -138,6 +148,20 @@ final class VectorRowPasses implements RowPasses {
     int blocks = tree.blocks();
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (width == STEP) {
+      for (int row = 0, index = offset; row < count; row++, index += STEP) {
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
+        FloatVector lanes8 =
+            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
+        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+      }
+      return;
+    }
     if (isFlat(width)) {
       Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
       int perRow = width / STEP;
@@ -216,6 +240,21 @@ final class VectorRowPasses implements RowPasses {
     int blocks = tree.blocks();
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (width == STEP) {
+      for (int row = 0, index = offset; row < count; row++, index += STEP) {
+        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+        FloatVector lanes8 =
+            FloatVector.zero(FLOATS)
+                .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
+                .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
+                .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
+                .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
+        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
+        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+      }
+      return;
+    }
     if (isFlat(width)) {
       Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
       int perRow = width / STEP;
@@ -294,6 +333,22 @@ final class VectorRowPasses implements RowPasses {
     int blocks = tree.blocks();
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (width == STEP) {
+      for (int row = 0, index = offset; row < count; row++, index += STEP) {
+        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+        FloatVector center = FloatVector.broadcast(FLOATS, centers[row]);
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
+        FloatVector lanes8 =
+            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
+        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+      }
+      return;
+    }
     if (isFlat(width)) {
       Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
       int perRow = width / STEP;
