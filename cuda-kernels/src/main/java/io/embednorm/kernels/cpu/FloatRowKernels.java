@@ -7,10 +7,11 @@ package io.embednorm.kernels.cpu;
  * lanes at a time. The loops themselves are {@link RowPasses}, scalar or SIMD, with equal bits.
  *
  * <p>Each kernel takes a run of rows of one width, laid out back to back, and runs each pass over
- * up to {@link #GROUP_ROWS} rows before the next pass: a narrow row is a short chain of dependent
- * steps (a reduction, a square root, a division, a scaling), and rows side by side give the
- * processor independent chains to overlap. Every row still sees exactly the operations it would see
- * alone, so its bits do not depend on the rows around it; one row is a run of one.
+ * up to {@link #GROUP_ROWS} rows (one call of a {@link RowPasses} method) before the next pass: a
+ * narrow row is a short chain of dependent steps (a reduction, a square root, a division, a
+ * scaling), and rows side by side give the processor independent chains to overlap; the per-row
+ * float64 arithmetic runs four rows at a time. Every row still sees exactly the operations it would
+ * see alone, so its bits do not depend on the rows around it; one row is a run of one.
  *
  * <p>A row whose float32 sum of squares leaves the safe range is recomputed entirely in float64 by
  * {@link DoublePrecisionFallback}: above 2^100 (the squares overflowed or nearly so), or below
@@ -37,8 +38,8 @@ final class FloatRowKernels {
   private static final double SMALLEST_DOMINATING_NORM_EPSILON = 0x1p-40;
 
   /**
-   * Marks a row that {@link DoublePrecisionFallback} has already written: no row on the float32
-   * path has a zero scale (see {@link #notNormal}).
+   * Marks a row that {@link DoublePrecisionFallback} has already written, and that the element-wise
+   * passes skip: no row on the float32 path has a zero scale (see {@link #notNormal}).
    */
   private static final float DONE = 0f;
 
@@ -62,10 +63,8 @@ final class FloatRowKernels {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      for (int row = 0; row < count; row++) {
-        sums[row] = passes.sumOfSquares(input, groupInput + row * width, width);
-        scales[row] = sums[row];
-      }
+      passes.sumsOfSquares(input, groupInput, width, count, sums);
+      System.arraycopy(sums, 0, scales, 0, count);
       passes.inverseSquareRoots(scales, count, width, epsilon);
       for (int row = 0; row < count; row++) {
         if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
@@ -82,7 +81,7 @@ final class FloatRowKernels {
           scales[row] = DONE;
         }
       }
-      scaleRows(passes, input, groupInput, output, groupOutput, width, count, scales, weight);
+      passes.scaleRows(input, groupInput, output, groupOutput, width, count, scales, weight);
     }
   }
 
@@ -103,61 +102,55 @@ final class FloatRowKernels {
       float[] gamma,
       float[] beta) {
     RowScratch scratch = RowScratch.current();
-    float[] centersHigh = scratch.rowScalars(0);
-    float[] centersLow = scratch.rowScalars(1);
-    float[] inverseDeviations = scratch.rowScalars(2);
+    float[] shifts = scratch.rowScalars(0);
+    float[] means = scratch.rowScalars(1);
+    float[] centersHigh = scratch.rowScalars(2);
+    float[] centersLow = scratch.rowScalars(3);
+    float[] sumsOfSquares = scratch.rowScalars(4);
     for (int group = 0; group < rows; group += GROUP_ROWS) {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      // Pass 1: Σ (x − x[0]) into centersHigh; pass 2: Σ of squared deviations into centersLow.
       for (int row = 0; row < count; row++) {
-        int start = groupInput + row * width;
-        centersHigh[row] = passes.sumOfDifferences(input, start, width, input[start]);
+        shifts[row] = input[groupInput + row * width];
       }
-      for (int row = 0; row < count; row++) {
-        int start = groupInput + row * width;
-        double meanOfDifferences = (double) centersHigh[row] / width;
-        centersLow[row] =
-            passes.sumOfSquaredDeviations(
-                input, start, width, input[start], (float) meanOfDifferences);
-        inverseDeviations[row] = centersLow[row];
-      }
+      // Pass 1: Σ (x − x[0]); its mean m in float64 gives the center of pass 2 and, added to x[0],
+      // the mean of x as a float32 pair, so that x − centerHigh is exact for x near the mean.
+      passes.sumsOfDifferences(input, groupInput, width, count, shifts, centersHigh);
+      passes.centers(shifts, centersHigh, count, width, means, centersHigh, centersLow);
+      // Pass 2: Σ ((x − x[0]) − m)²; the inverse deviations go where the shifts were.
+      passes.sumsOfSquaredDeviations(input, groupInput, width, count, shifts, means, sumsOfSquares);
+      float[] inverseDeviations = shifts;
+      System.arraycopy(sumsOfSquares, 0, inverseDeviations, 0, count);
       passes.inverseSquareRoots(inverseDeviations, count, width, epsilon);
       for (int row = 0; row < count; row++) {
-        int start = groupInput + row * width;
-        float shift = input[start];
-        double meanOfDifferences = (double) centersHigh[row] / width;
-        float sumOfSquares = centersLow[row];
-        float inverseDeviation = inverseDeviations[row];
-        if (outsideSafeRange(sumOfSquares, epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
-            || notNormal(inverseDeviation)) {
+        if (outsideSafeRange(sumsOfSquares[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
+            || notNormal(inverseDeviations[row])) {
           DoublePrecisionFallback.layerNorm(
-              passes, input, start, output, groupOutput + row * width, width, epsilon, gamma, beta);
-          inverseDeviation = DONE;
-        }
-        // The mean of x as a float32 pair, so that x − centerHigh is exact for x near the mean.
-        double center = shift + meanOfDifferences;
-        float centerHigh = (float) center;
-        centersHigh[row] = centerHigh;
-        centersLow[row] = (float) (center - centerHigh);
-        inverseDeviations[row] = inverseDeviation;
-      }
-      for (int row = 0; row < count; row++) {
-        if (inverseDeviations[row] != DONE) {
-          passes.standardize(
+              passes,
               input,
               groupInput + row * width,
               output,
               groupOutput + row * width,
               width,
-              centersHigh[row],
-              centersLow[row],
-              inverseDeviations[row],
+              epsilon,
               gamma,
               beta);
+          inverseDeviations[row] = DONE;
         }
       }
+      passes.standardizeRows(
+          input,
+          groupInput,
+          output,
+          groupOutput,
+          width,
+          count,
+          centersHigh,
+          centersLow,
+          inverseDeviations,
+          gamma,
+          beta);
     }
   }
 
@@ -180,25 +173,17 @@ final class FloatRowKernels {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      maximumOfRows(passes, input, groupInput, width, count, scalars);
-      for (int row = 0; row < count; row++) {
-        scalars[row] =
-            passes.storeExponentials(
-                input,
-                groupInput + row * width,
-                output,
-                groupOutput + row * width,
-                width,
-                scalars[row]);
-      }
+      passes.maxima(input, groupInput, width, count, scalars);
+      passes.storeExponentials(
+          input, groupInput, output, groupOutput, width, count, scalars, scalars);
       passes.inverses(scalars, count);
-      scaleRows(passes, output, groupOutput, output, groupOutput, width, count, scalars, null);
+      passes.scaleRows(output, groupOutput, output, groupOutput, width, count, scalars, null);
     }
   }
 
   /**
-   * y = (x − max) − log Σ exp(x − max). The sum is taken without storing the exponentials, so that
-   * the input may be the output.
+   * y = (x − max) − log Σ exp(x − max), the logarithm by {@link FloatLogarithm} (Σ lies in [1, D]).
+   * The sum is taken without storing the exponentials, so that the input may be the output.
    */
   static void logSoftmax(
       RowPasses passes,
@@ -215,24 +200,10 @@ final class FloatRowKernels {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      maximumOfRows(passes, input, groupInput, width, count, maxima);
-      for (int row = 0; row < count; row++) {
-        logSums[row] =
-            passes.sumOfExponentials(input, groupInput + row * width, width, maxima[row]);
-      }
-      for (int row = 0; row < count; row++) {
-        logSums[row] = (float) Math.log(logSums[row]);
-      }
-      for (int row = 0; row < count; row++) {
-        passes.subtract(
-            input,
-            groupInput + row * width,
-            output,
-            groupOutput + row * width,
-            width,
-            maxima[row],
-            logSums[row]);
-      }
+      passes.maxima(input, groupInput, width, count, maxima);
+      passes.sumsOfExponentials(input, groupInput, width, count, maxima, logSums);
+      passes.logarithms(logSums, count);
+      passes.subtractRows(input, groupInput, output, groupOutput, width, count, maxima, logSums);
     }
   }
 
@@ -253,10 +224,8 @@ final class FloatRowKernels {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      for (int row = 0; row < count; row++) {
-        sums[row] = passes.sumOfSquares(input, groupInput + row * width, width);
-        scales[row] = sums[row];
-      }
+      passes.sumsOfSquares(input, groupInput, width, count, sums);
+      System.arraycopy(sums, 0, scales, 0, count);
       passes.inverseNorms(scales, count, epsilon);
       for (int row = 0; row < count; row++) {
         if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)
@@ -272,39 +241,7 @@ final class FloatRowKernels {
           scales[row] = DONE;
         }
       }
-      scaleRows(passes, input, groupInput, output, groupOutput, width, count, scales, null);
-    }
-  }
-
-  private static void maximumOfRows(
-      RowPasses passes, float[] input, int inputOffset, int width, int count, float[] maxima) {
-    for (int row = 0; row < count; row++) {
-      maxima[row] = passes.maximum(input, inputOffset + row * width, width);
-    }
-  }
-
-  /** Scales each row by its factor, skipping the rows marked {@link #DONE}. */
-  private static void scaleRows(
-      RowPasses passes,
-      float[] input,
-      int inputOffset,
-      float[] output,
-      int outputOffset,
-      int width,
-      int count,
-      float[] scales,
-      float[] weight) {
-    for (int row = 0; row < count; row++) {
-      if (scales[row] != DONE) {
-        passes.scale(
-            input,
-            inputOffset + row * width,
-            output,
-            outputOffset + row * width,
-            width,
-            scales[row],
-            weight);
-      }
+      passes.scaleRows(input, groupInput, output, groupOutput, width, count, scales, null);
     }
   }
 

@@ -8,71 +8,109 @@ package io.embednorm.kernels.cpu;
  * split points of {@link FloatSums}), so they give the same bits for every row: which one runs is
  * invisible in the output.
  *
- * <p>Callers have checked bounds; {@code count} is at least 1; weight, gamma and beta may be null.
+ * <p>Callers have checked bounds; {@code count} and {@code width} are at least 1; weight, gamma and
+ * beta may be null; input and output are the same array at the same offset or do not overlap.
  */
 interface RowPasses {
 
   /** What runs, for the engine's description, e.g. {@code java simd, 256-bit}. */
   String description();
 
-  /** The maximum of the row; NaN as soon as any element is NaN. */
-  float maximum(float[] values, int offset, int count);
+  // ---- float32: each method runs over a group of count rows of one width, back to back from
+  // offset; the results of the reductions and the per-row factors are indexed by row in the group.
+  // Every row gets exactly the bits it gets in a group of one.
 
-  /** Σ x². */
-  float sumOfSquares(float[] values, int offset, int count);
+  /** {@code maxima[row]} = the maximum of the row; NaN as soon as any element is NaN. */
+  void maxima(float[] values, int offset, int width, int count, float[] maxima);
 
-  /** Σ (x − shift). */
-  float sumOfDifferences(float[] values, int offset, int count, float shift);
+  /** {@code sums[row]} = Σ x² ({@link FloatSums#sumOfSquares}). */
+  void sumsOfSquares(float[] values, int offset, int width, int count, float[] sums);
 
-  /** Σ ((x − shift) − center)². */
-  float sumOfSquaredDeviations(float[] values, int offset, int count, float shift, float center);
-
-  /** Σ exp(x − maximum), with {@link FloatExponential}. */
-  float sumOfExponentials(float[] values, int offset, int count, float maximum);
+  /** {@code sums[row]} = Σ (x − shifts[row]) ({@link FloatSums#sumOfDifferences}). */
+  void sumsOfDifferences(
+      float[] values, int offset, int width, int count, float[] shifts, float[] sums);
 
   /**
-   * Stores e = exp(x − maximum) into the output and returns Σ e, summed as {@link
-   * #sumOfDifferences} with shift 0 would sum the stored values.
+   * {@code sums[row]} = Σ ((x − shifts[row]) − centers[row])² ({@link
+   * FloatSums#sumOfSquaredDeviations}).
    */
-  float storeExponentials(
-      float[] input, int inputOffset, float[] output, int outputOffset, int count, float maximum);
+  void sumsOfSquaredDeviations(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      float[] shifts,
+      float[] centers,
+      float[] sums);
 
-  /** y = (x · scale) · w. */
-  void scale(
+  /**
+   * {@code sums[row]} = Σ exp(x − maxima[row]) with {@link FloatExponential} ({@link
+   * FloatSums#sumOfExponentials}); sums may be the maxima array.
+   */
+  void sumsOfExponentials(
+      float[] values, int offset, int width, int count, float[] maxima, float[] sums);
+
+  /**
+   * Stores e = exp(x − maxima[row]) into the output and {@code sums[row]} = Σ e, summed as {@link
+   * FloatSums#sumOfDifferences} with shift 0 sums the stored values; sums may be the maxima array,
+   * the output the input at the same offset.
+   */
+  void storeExponentials(
       float[] input,
       int inputOffset,
       float[] output,
       int outputOffset,
+      int width,
       int count,
-      float scale,
+      float[] maxima,
+      float[] sums);
+
+  /**
+   * y = (x · scales[row]) · w, skipping the rows whose scale is 0 (written already by the float64
+   * fallback: no row on the float32 path has a zero factor).
+   */
+  void scaleRows(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] scales,
       float[] weight);
 
   /**
-   * y = (((x − centerHigh) − centerLow) · inverseDeviation) · γ + β, where centerHigh + centerLow
-   * is the row mean as an unevaluated float32 pair: x − centerHigh is exact for x near the mean, so
-   * outputs near zero keep the precision they would have in float64.
+   * y = (((x − high[row]) − low[row]) · inverseDeviations[row]) · γ + β, where high + low is the
+   * row mean as an unevaluated float32 pair: x − high is exact for x near the mean, so outputs near
+   * zero keep the precision they would have in float64. Rows whose inverse deviation is 0 are
+   * skipped, as in {@link #scaleRows}.
    */
-  void standardize(
+  void standardizeRows(
       float[] input,
       int inputOffset,
       float[] output,
       int outputOffset,
+      int width,
       int count,
-      float centerHigh,
-      float centerLow,
-      float inverseDeviation,
+      float[] high,
+      float[] low,
+      float[] inverseDeviations,
       float[] gamma,
       float[] beta);
 
-  /** y = (x − maximum) − logSum. */
-  void subtract(
+  /** y = (x − maxima[row]) − logSums[row]. */
+  void subtractRows(
       float[] input,
       int inputOffset,
       float[] output,
       int outputOffset,
+      int width,
       int count,
-      float maximum,
-      float logSum);
+      float[] maxima,
+      float[] logSums);
+
+  // ---- float32 per-row scalars of a group, in float64, rounded to float32 once; count is at
+  // most FloatRowKernels.GROUP_ROWS ----
 
   /**
    * The per-row scale factors of a group of rows, from their float32 sums, in float64 and rounded
@@ -87,16 +125,37 @@ interface RowPasses {
   /** {@code values[i] = (float) (1 / values[i])}, in float64 (softmax). */
   void inverses(float[] values, int count);
 
-  /** As {@link #maximum(float[], int, int)}, in float64. */
+  /**
+   * The LayerNorm centers of rows from their sums of differences from {@code shifts[i]}: with m =
+   * sums[i] / divisor in float64, {@code means[i] = (float) m} (the center of the second pass) and
+   * the row mean shifts[i] + m as an unevaluated float32 pair, {@code high[i] = (float) (shifts[i]
+   * + m)} and {@code low[i] = (float) ((shifts[i] + m) − high[i])}, for i below {@code count}. High
+   * may be the sums array.
+   */
+  void centers(
+      float[] shifts,
+      float[] sums,
+      int count,
+      double divisor,
+      float[] means,
+      float[] high,
+      float[] low);
+
+  /** {@code values[i] = FloatLogarithm.log(values[i])} (log-softmax: Σ exp(x − max) ≥ 1). */
+  void logarithms(float[] values, int count);
+
+  // ---- float64: one row at a time ----
+
+  /** The maximum of the row; NaN as soon as any element is NaN. */
   double maximum(double[] values, int offset, int count);
 
-  /** As {@link #sumOfSquares(float[], int, int)}, in float64. */
+  /** Σ x² ({@link DoubleSums#sumOfSquares}). */
   double sumOfSquares(double[] values, int offset, int count);
 
-  /** As {@link #sumOfDifferences(float[], int, int, float)}, in float64. */
+  /** Σ (x − shift). */
   double sumOfDifferences(double[] values, int offset, int count, double shift);
 
-  /** As {@link #sumOfSquaredDeviations(float[], int, int, float, float)}, in float64. */
+  /** Σ ((x − shift) − center)². */
   double sumOfSquaredDeviations(
       double[] values, int offset, int count, double shift, double center);
 
@@ -110,10 +169,7 @@ interface RowPasses {
       double scale,
       double[] weight);
 
-  /**
-   * As {@link #standardize(float[], int, float[], int, int, float, float, float, float[],
-   * float[])}.
-   */
+  /** y = (((x − shift) − mean) · inverseDeviation) · γ + β. */
   void standardize(
       double[] input,
       int inputOffset,

@@ -8,6 +8,9 @@ package io.embednorm.kernels.cpu;
 final class RowScratch {
   static final int RETAINED_ELEMENTS = 1 << 18;
 
+  /** How many arrays of per-row scalars {@link #rowScalars} holds. */
+  static final int ROW_SCALAR_ARRAYS = 5;
+
   private static final ThreadLocal<RowScratch> CURRENT = ThreadLocal.withInitial(RowScratch::new);
 
   private float[] floats = new float[0];
@@ -16,7 +19,10 @@ final class RowScratch {
   private double[] fallbackValues = new double[0];
   private double[] fallbackWeight = new double[0];
   private double[] fallbackBias = new double[0];
-  private final float[][] rowScalars = new float[3][FloatRowKernels.GROUP_ROWS];
+  private final float[][] rowScalars = new float[ROW_SCALAR_ARRAYS][FloatRowKernels.GROUP_ROWS];
+  private final double[][] rowDoubles = new double[2][FloatRowKernels.GROUP_ROWS];
+  private float[] lanes = new float[64 * 8];
+  private final SumTree sumTree = new SumTree();
 
   private RowScratch() {}
 
@@ -62,11 +68,39 @@ final class RowScratch {
   }
 
   /**
-   * One of three arrays of {@link FloatRowKernels#GROUP_ROWS} per-row scalars (sums, scales,
-   * centers) that the row kernels keep between the passes over a group of rows.
+   * One of {@link #ROW_SCALAR_ARRAYS} arrays of {@link FloatRowKernels#GROUP_ROWS} per-row scalars
+   * (sums, scales, centers) that the row kernels keep between the passes over a group of rows.
    */
   float[] rowScalars(int index) {
     return rowScalars[index];
+  }
+
+  /**
+   * One of two arrays of {@link FloatRowKernels#GROUP_ROWS} (a multiple of four) doubles, for the
+   * SIMD passes' per-row arithmetic in float64.
+   */
+  double[] rowDoubles(int index) {
+    return rowDoubles[index];
+  }
+
+  /**
+   * At least {@code length} floats for the SIMD passes' partial sums: eight lanes for every block
+   * of every row of a group.
+   */
+  float[] lanes(int length) {
+    if (lanes.length >= length) {
+      return lanes;
+    }
+    float[] array = new float[length];
+    if (length <= RETAINED_ELEMENTS) {
+      lanes = array;
+    }
+    return array;
+  }
+
+  /** The blocks of FloatSums' reduction of rows of {@code width} elements. */
+  SumTree sumTree(int width) {
+    return sumTree.forWidth(width);
   }
 
   /** The row of a float32 row recomputed in float64. */

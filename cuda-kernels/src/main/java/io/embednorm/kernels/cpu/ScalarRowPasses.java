@@ -16,43 +16,98 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
-  public float maximum(float[] values, int offset, int count) {
-    return FloatSums.maximum(values, offset, count);
-  }
-
-  @Override
-  public float sumOfSquares(float[] values, int offset, int count) {
-    return FloatSums.sumOfSquares(values, offset, count);
-  }
-
-  @Override
-  public float sumOfDifferences(float[] values, int offset, int count, float shift) {
-    return FloatSums.sumOfDifferences(values, offset, count, shift);
-  }
-
-  @Override
-  public float sumOfSquaredDeviations(
-      float[] values, int offset, int count, float shift, float center) {
-    return FloatSums.sumOfSquaredDeviations(values, offset, count, shift, center);
-  }
-
-  @Override
-  public float sumOfExponentials(float[] values, int offset, int count, float maximum) {
-    return FloatSums.sumOfExponentials(values, offset, count, maximum);
-  }
-
-  @Override
-  public float storeExponentials(
-      float[] input, int inputOffset, float[] output, int outputOffset, int count, float maximum) {
-    for (int i = 0; i < count; i++) {
-      output[outputOffset + i] = FloatExponential.exp(input[inputOffset + i] - maximum);
+  public void maxima(float[] values, int offset, int width, int count, float[] maxima) {
+    for (int row = 0; row < count; row++) {
+      maxima[row] = FloatSums.maximum(values, offset + row * width, width);
     }
-    // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the stored values.
-    return FloatSums.sumOfDifferences(output, outputOffset, count, 0f);
   }
 
   @Override
-  public void scale(
+  public void sumsOfSquares(float[] values, int offset, int width, int count, float[] sums) {
+    for (int row = 0; row < count; row++) {
+      sums[row] = FloatSums.sumOfSquares(values, offset + row * width, width);
+    }
+  }
+
+  @Override
+  public void sumsOfDifferences(
+      float[] values, int offset, int width, int count, float[] shifts, float[] sums) {
+    for (int row = 0; row < count; row++) {
+      sums[row] = FloatSums.sumOfDifferences(values, offset + row * width, width, shifts[row]);
+    }
+  }
+
+  @Override
+  public void sumsOfSquaredDeviations(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      float[] shifts,
+      float[] centers,
+      float[] sums) {
+    for (int row = 0; row < count; row++) {
+      sums[row] =
+          FloatSums.sumOfSquaredDeviations(
+              values, offset + row * width, width, shifts[row], centers[row]);
+    }
+  }
+
+  @Override
+  public void sumsOfExponentials(
+      float[] values, int offset, int width, int count, float[] maxima, float[] sums) {
+    for (int row = 0; row < count; row++) {
+      sums[row] = FloatSums.sumOfExponentials(values, offset + row * width, width, maxima[row]);
+    }
+  }
+
+  @Override
+  public void storeExponentials(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima,
+      float[] sums) {
+    for (int row = 0; row < count; row++) {
+      int in = inputOffset + row * width;
+      int out = outputOffset + row * width;
+      float maximum = maxima[row];
+      for (int i = 0; i < width; i++) {
+        output[out + i] = FloatExponential.exp(input[in + i] - maximum);
+      }
+      // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the stored values.
+      sums[row] = FloatSums.sumOfDifferences(output, out, width, 0f);
+    }
+  }
+
+  @Override
+  public void scaleRows(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] scales,
+      float[] weight) {
+    for (int row = 0; row < count; row++) {
+      if (scales[row] != 0f) {
+        scale(
+            input,
+            inputOffset + row * width,
+            output,
+            outputOffset + row * width,
+            width,
+            scales[row],
+            weight);
+      }
+    }
+  }
+
+  private static void scale(
       float[] input,
       int inputOffset,
       float[] output,
@@ -86,7 +141,36 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
-  public void standardize(
+  public void standardizeRows(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] high,
+      float[] low,
+      float[] inverseDeviations,
+      float[] gamma,
+      float[] beta) {
+    for (int row = 0; row < count; row++) {
+      if (inverseDeviations[row] != 0f) {
+        standardize(
+            input,
+            inputOffset + row * width,
+            output,
+            outputOffset + row * width,
+            width,
+            high[row],
+            low[row],
+            inverseDeviations[row],
+            gamma,
+            beta);
+      }
+    }
+  }
+
+  private static void standardize(
       float[] input,
       int inputOffset,
       float[] output,
@@ -116,7 +200,28 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
-  public void subtract(
+  public void subtractRows(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima,
+      float[] logSums) {
+    for (int row = 0; row < count; row++) {
+      subtract(
+          input,
+          inputOffset + row * width,
+          output,
+          outputOffset + row * width,
+          width,
+          maxima[row],
+          logSums[row]);
+    }
+  }
+
+  private static void subtract(
       float[] input,
       int inputOffset,
       float[] output,
@@ -150,6 +255,23 @@ final class ScalarRowPasses implements RowPasses {
     inverses(values, 0, count);
   }
 
+  @Override
+  public void centers(
+      float[] shifts,
+      float[] sums,
+      int count,
+      double divisor,
+      float[] means,
+      float[] high,
+      float[] low) {
+    centers(shifts, sums, 0, count, divisor, means, high, low);
+  }
+
+  @Override
+  public void logarithms(float[] values, int count) {
+    logarithms(values, 0, count);
+  }
+
   /** {@link #inverseSquareRoots(float[], int, double, double)} on [first, end): the SIMD tail. */
   static void inverseSquareRoots(
       float[] values, int first, int end, double divisor, double epsilon) {
@@ -169,6 +291,33 @@ final class ScalarRowPasses implements RowPasses {
   static void inverses(float[] values, int first, int end) {
     for (int i = first; i < end; i++) {
       values[i] = (float) (1.0 / values[i]);
+    }
+  }
+
+  /** {@link #centers(float[], float[], int, double, float[], float[], float[])} on [first, end). */
+  static void centers(
+      float[] shifts,
+      float[] sums,
+      int first,
+      int end,
+      double divisor,
+      float[] means,
+      float[] high,
+      float[] low) {
+    for (int i = first; i < end; i++) {
+      double mean = sums[i] / divisor;
+      double center = shifts[i] + mean;
+      means[i] = (float) mean;
+      float centerHigh = (float) center;
+      high[i] = centerHigh;
+      low[i] = (float) (center - centerHigh);
+    }
+  }
+
+  /** {@link #logarithms(float[], int)} on [first, end). */
+  static void logarithms(float[] values, int first, int end) {
+    for (int i = first; i < end; i++) {
+      values[i] = FloatLogarithm.log(values[i]);
     }
   }
 

@@ -1,10 +1,12 @@
 package io.embednorm.kernels.cpu;
 
+import java.util.Arrays;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
+import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -16,16 +18,32 @@ import jdk.incubator.vector.VectorSpecies;
  * eight accumulators of {@link FloatSums} (element i in lane i % 8), and float64 uses two 4-lane
  * registers as lanes 0–3 and 4–7. Blocks, split points, the final pairwise combination and every
  * element-wise operation are those of {@link ScalarRowPasses}, so both give the same bits; a row
- * tail shorter than a register goes through masked lanes (reductions) or scalar code
- * (element-wise).
+ * tail shorter than a register goes through masked lanes (reductions) or scalar code (element-wise,
+ * exponentials).
+ *
+ * <p>Each float32 pass runs over a whole group of rows: rows of up to one block whose width is a
+ * multiple of 32 in one flat loop over the group (see {@link #isFlat}), other rows block by block
+ * in one loop nest. The lanes of each block go through {@link RowScratch#lanes} to {@link SumTree},
+ * which adds them in FloatSums' order.
  */
 final class VectorRowPasses implements RowPasses {
   private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
   private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_256;
-  private static final VectorSpecies<Float> FOUR_FLOATS = FloatVector.SPECIES_128;
   private static final int FLOAT_LANES = 8;
   private static final int DOUBLE_LANES = 4;
   private static final int BLOCK = FloatSums.BLOCK;
+
+  /** Elements per step of a flat loop: four registers, in order. */
+  private static final int STEP = 4 * 8;
+
+  // A register's eight lanes combined as FloatSums combines them, in the register: adjacent lanes,
+  // then pairs, then halves, the lower lane always first.
+  private static final VectorShuffle<Float> SWAP_LANES =
+      VectorShuffle.fromValues(FLOATS, 1, 0, 3, 2, 5, 4, 7, 6);
+  private static final VectorShuffle<Float> SWAP_PAIRS =
+      VectorShuffle.fromValues(FLOATS, 2, 3, 0, 1, 6, 7, 4, 5);
+  private static final VectorShuffle<Float> SWAP_HALVES =
+      VectorShuffle.fromValues(FLOATS, 4, 5, 6, 7, 0, 1, 2, 3);
 
   private VectorRowPasses() {}
 
@@ -46,305 +64,943 @@ final class VectorRowPasses implements RowPasses {
     return "java simd, 256-bit";
   }
 
-  // ---- float32 reductions ----
+  // ---- float32 reductions of a group of rows ----
+  //
+  // Each method is one loop nest over the rows of the group and the blocks of each row
+  // (SumTree: FloatSums' blocks, in order): a register of eight lanes per block, stored to the
+  // per-thread array RowScratch.lanes(); the lanes and blocks are then added in scalar code in
+  // FloatSums' order. Two rules keep C2's code free of heap-allocated vectors: no method of this
+  // class takes or returns a vector (a vector that crosses a call C2 did not inline is boxed), and
+  // no method holds more than one or two vector loops, nor calls another that does (C2 stops
+  // inlining the Vector API's own methods in large compilations, and the uninlined ones
+  // allocate). One pass over a whole group also pays one call and one lane combine per block
+  // instead of a recursion and lane extractions per row.
 
   @Override
-  public float maximum(float[] values, int offset, int count) {
-    int full = count & ~(FLOAT_LANES - 1);
-    float maximum = values[offset];
-    if (full > 0) {
-      FloatVector lanes = FloatVector.fromArray(FLOATS, values, offset);
-      for (int index = offset + FLOAT_LANES, end = offset + full; index < end; index += 8) {
-        lanes = lanes.max(FloatVector.fromArray(FLOATS, values, index));
+  public void maxima(float[] values, int offset, int width, int count, float[] maxima) {
+    float[] lanes = RowScratch.current().lanes(count * FLOAT_LANES);
+    if (isFlat(width)) {
+      Arrays.fill(lanes, 0, count * FLOAT_LANES, Float.NEGATIVE_INFINITY);
+      int perRow = width / STEP;
+      int left = perRow;
+      int at = 0;
+      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
+        FloatVector.fromArray(FLOATS, lanes, at)
+            .max(FloatVector.fromArray(FLOATS, values, index))
+            .max(FloatVector.fromArray(FLOATS, values, index + 8))
+            .max(FloatVector.fromArray(FLOATS, values, index + 16))
+            .max(FloatVector.fromArray(FLOATS, values, index + 24))
+            .intoArray(lanes, at);
+        if (--left == 0) {
+          left = perRow;
+          at += FLOAT_LANES;
+        }
       }
-      maximum = Math.max(maximum, lanes.reduceLanes(VectorOperators.MAX));
+      maximaOfLanes(lanes, count, maxima);
+      return;
     }
-    for (int index = offset + full, end = offset + count; index < end; index++) {
-      maximum = Math.max(maximum, values[index]);
+    int full = width & ~(FLOAT_LANES - 1);
+    int fullSteps = width & ~(STEP - 1);
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      // Max is exact and symmetric (NaN wins, +0 over −0): any order gives the scalar value, so
+      // four registers take turns, four chains of max instead of one.
+      FloatVector maximum = FloatVector.broadcast(FLOATS, values[start]);
+      FloatVector second = maximum;
+      FloatVector third = maximum;
+      FloatVector fourth = maximum;
+      int index = start;
+      for (int end = start + fullSteps; index < end; index += STEP) {
+        maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
+        second = second.max(FloatVector.fromArray(FLOATS, values, index + 8));
+        third = third.max(FloatVector.fromArray(FLOATS, values, index + 16));
+        fourth = fourth.max(FloatVector.fromArray(FLOATS, values, index + 24));
+      }
+      maximum = maximum.max(second).max(third.max(fourth));
+      for (int end = start + full; index < end; index += FLOAT_LANES) {
+        maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
+      }
+      if (full < width) {
+        VectorMask<Float> rest = FLOATS.indexInRange(0, width - full);
+        maximum =
+            maximum.lanewise(
+                VectorOperators.MAX, FloatVector.fromArray(FLOATS, values, index, rest), rest);
+      }
+      maximum.intoArray(lanes, row * FLOAT_LANES);
     }
-    return maximum;
-  }
-
-  @Override
-  public float sumOfSquares(float[] values, int offset, int count) {
-    if (count > BLOCK) {
-      int half = FloatSums.firstHalf(count);
-      return sumOfSquares(values, offset, half) + sumOfSquares(values, offset + half, count - half);
-    }
-    FloatVector lanes = FloatVector.zero(FLOATS);
-    int full = count & ~(FLOAT_LANES - 1);
-    int index = offset;
-    for (int end = offset + full; index < end; index += FLOAT_LANES) {
-      FloatVector value = FloatVector.fromArray(FLOATS, values, index);
-      lanes = lanes.add(value.mul(value));
-    }
-    if (full < count) {
-      VectorMask<Float> rest = FLOATS.indexInRange(0, count - full);
-      FloatVector value = FloatVector.fromArray(FLOATS, values, index, rest);
-      lanes = lanes.add(value.mul(value), rest);
-    }
-    return combine(lanes);
-  }
-
-  @Override
-  public float sumOfDifferences(float[] values, int offset, int count, float shift) {
-    if (count > BLOCK) {
-      int half = FloatSums.firstHalf(count);
-      return sumOfDifferences(values, offset, half, shift)
-          + sumOfDifferences(values, offset + half, count - half, shift);
-    }
-    FloatVector lanes = FloatVector.zero(FLOATS);
-    int full = count & ~(FLOAT_LANES - 1);
-    int index = offset;
-    for (int end = offset + full; index < end; index += FLOAT_LANES) {
-      lanes = lanes.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
-    }
-    if (full < count) {
-      VectorMask<Float> rest = FLOATS.indexInRange(0, count - full);
-      lanes = lanes.add(FloatVector.fromArray(FLOATS, values, index, rest).sub(shift), rest);
-    }
-    return combine(lanes);
-  }
-
-  @Override
-  public float sumOfSquaredDeviations(
-      float[] values, int offset, int count, float shift, float center) {
-    if (count > BLOCK) {
-      int half = FloatSums.firstHalf(count);
-      return sumOfSquaredDeviations(values, offset, half, shift, center)
-          + sumOfSquaredDeviations(values, offset + half, count - half, shift, center);
-    }
-    FloatVector lanes = FloatVector.zero(FLOATS);
-    int full = count & ~(FLOAT_LANES - 1);
-    int index = offset;
-    for (int end = offset + full; index < end; index += FLOAT_LANES) {
-      FloatVector deviation = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-      lanes = lanes.add(deviation.mul(deviation));
-    }
-    if (full < count) {
-      VectorMask<Float> rest = FLOATS.indexInRange(0, count - full);
-      FloatVector deviation =
-          FloatVector.fromArray(FLOATS, values, index, rest).sub(shift).sub(center);
-      lanes = lanes.add(deviation.mul(deviation), rest);
-    }
-    return combine(lanes);
-  }
-
-  @Override
-  public float sumOfExponentials(float[] values, int offset, int count, float maximum) {
-    return storeExponentials(values, offset, null, 0, count, maximum);
+    maximaOfLanes(lanes, count, maxima);
   }
 
   /**
-   * With a null output, only sums. The exponential ({@link FloatExponential#exp} lane by lane, the
-   * same operations in the same order) is written out in the loop rather than called: C2 will not
-   * inline a callee whose own compiled code is large, and a vector method that is not inlined
-   * allocates its vectors, which made it slower than scalar code.
+   * The maximum of each row's eight lanes (any order gives the same value): one reduction per row,
+   * where seven Math.max cost about four times as much.
    */
-  @Override
-  public float storeExponentials(
-      float[] input, int inputOffset, float[] output, int outputOffset, int count, float maximum) {
-    if (count > BLOCK) {
-      int half = FloatSums.firstHalf(count);
-      return storeExponentials(input, inputOffset, output, outputOffset, half, maximum)
-          + storeExponentials(
-              input,
-              inputOffset + half,
-              output,
-              output == null ? 0 : outputOffset + half,
-              count - half,
-              maximum);
+  private static void maximaOfLanes(float[] lanes, int count, float[] maxima) {
+    for (int row = 0; row < count; row++) {
+      maxima[row] =
+          FloatVector.fromArray(FLOATS, lanes, row * FLOAT_LANES).reduceLanes(VectorOperators.MAX);
     }
-    FloatVector lanes = FloatVector.zero(FLOATS);
-    int full = count & ~(FLOAT_LANES - 1);
-    int i = 0;
-    for (; i < full; i += FLOAT_LANES) {
-      FloatVector x = FloatVector.fromArray(FLOATS, input, inputOffset + i).sub(maximum);
-      FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-      FloatVector n = rounded.sub(FloatExponential.ROUNDING);
-      FloatVector r = x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
-      FloatVector polynomial =
-          r.mul(FloatExponential.P0)
-              .add(FloatExponential.P1)
-              .mul(r)
-              .add(FloatExponential.P2)
-              .mul(r)
-              .add(FloatExponential.P3)
-              .mul(r)
-              .add(FloatExponential.P4)
-              .mul(r)
-              .add(FloatExponential.P5);
-      FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
-      FloatVector power =
-          ((IntVector) rounded.reinterpretAsInts())
-              .add(127 - FloatExponential.ROUNDING_BITS)
-              .lanewise(VectorOperators.LSHL, 23)
-              .reinterpretAsFloats();
-      FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-      if (output != null) {
-        exponential.intoArray(output, outputOffset + i);
-      }
-      lanes = lanes.add(exponential);
-    }
-    // The tail, element j to lane j, in scalar code: the same bits, no masks, no allocation.
-    for (int lane = 0; i < count; i++, lane++) {
-      float exponential = FloatExponential.exp(input[inputOffset + i] - maximum);
-      if (output != null) {
-        output[outputOffset + i] = exponential;
-      }
-      lanes = lanes.withLane(lane, lanes.lane(lane) + exponential);
-    }
-    return combine(lanes);
   }
 
-  /** ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as {@link FloatSums}. */
-  private static float combine(FloatVector lanes) {
-    return ((lanes.lane(0) + lanes.lane(1)) + (lanes.lane(2) + lanes.lane(3)))
-        + ((lanes.lane(4) + lanes.lane(5)) + (lanes.lane(6) + lanes.lane(7)));
+  @Override
+  public void sumsOfSquares(float[] values, int offset, int width, int count, float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (width == STEP) {
+      for (int row = 0, index = offset; row < count; row++, index += STEP) {
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
+        FloatVector lanes8 =
+            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
+        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+      }
+      return;
+    }
+    if (isFlat(width)) {
+      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
+      int perRow = width / STEP;
+      int left = perRow;
+      int at = 0;
+      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
+        FloatVector.fromArray(FLOATS, lanes, at)
+            .add(a.mul(a))
+            .add(b.mul(b))
+            .add(c.mul(c))
+            .add(d.mul(d))
+            .intoArray(lanes, at);
+        if (--left == 0) {
+          left = perRow;
+          at += FLOAT_LANES;
+        }
+      }
+      tree.sums(lanes, count, sums);
+      return;
+    }
+    int uniform = tree.uniformLength();
+    int at = 0;
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      int index = start;
+      int block = 0;
+      for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
+        FloatVector a = FloatVector.zero(FLOATS);
+        FloatVector b = FloatVector.zero(FLOATS);
+        FloatVector c = FloatVector.zero(FLOATS);
+        FloatVector d = FloatVector.zero(FLOATS);
+        for (int end = index + uniform; index < end; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, values, index);
+          FloatVector y = FloatVector.fromArray(FLOATS, values, index + uniform);
+          FloatVector z = FloatVector.fromArray(FLOATS, values, index + 2 * uniform);
+          FloatVector w = FloatVector.fromArray(FLOATS, values, index + 3 * uniform);
+          a = a.add(x.mul(x));
+          b = b.add(y.mul(y));
+          c = c.add(z.mul(z));
+          d = d.add(w.mul(w));
+        }
+        index += 3 * uniform;
+        a.intoArray(lanes, at);
+        b.intoArray(lanes, at + 8);
+        c.intoArray(lanes, at + 16);
+        d.intoArray(lanes, at + 24);
+      }
+      for (; block < blocks; block++, at += FLOAT_LANES) {
+        int end = start + ends[block];
+        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (; index < full; index += FLOAT_LANES) {
+          FloatVector value = FloatVector.fromArray(FLOATS, values, index);
+          sum = sum.add(value.mul(value));
+        }
+        if (index < end) {
+          VectorMask<Float> rest = FLOATS.indexInRange(0, end - index);
+          FloatVector value = FloatVector.fromArray(FLOATS, values, index, rest);
+          sum = sum.add(value.mul(value), rest);
+          index = end;
+        }
+        sum.intoArray(lanes, at);
+      }
+    }
+    tree.sums(lanes, count, sums);
   }
 
-  // ---- float32 element-wise passes ----
+  @Override
+  public void sumsOfDifferences(
+      float[] values, int offset, int width, int count, float[] shifts, float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (width == STEP) {
+      for (int row = 0, index = offset; row < count; row++, index += STEP) {
+        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+        FloatVector lanes8 =
+            FloatVector.zero(FLOATS)
+                .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
+                .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
+                .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
+                .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
+        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
+        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+      }
+      return;
+    }
+    if (isFlat(width)) {
+      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
+      int perRow = width / STEP;
+      int left = perRow;
+      int row = 0;
+      int at = 0;
+      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
+        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+        FloatVector.fromArray(FLOATS, lanes, at)
+            .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
+            .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
+            .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
+            .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift))
+            .intoArray(lanes, at);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+          at += FLOAT_LANES;
+        }
+      }
+      tree.sums(lanes, count, sums);
+      return;
+    }
+    int uniform = tree.uniformLength();
+    int at = 0;
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      float shift = shifts[row];
+      int index = start;
+      int block = 0;
+      for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
+        FloatVector a = FloatVector.zero(FLOATS);
+        FloatVector b = FloatVector.zero(FLOATS);
+        FloatVector c = FloatVector.zero(FLOATS);
+        FloatVector d = FloatVector.zero(FLOATS);
+        for (int end = index + uniform; index < end; index += FLOAT_LANES) {
+          a = a.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
+          b = b.add(FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift));
+          c = c.add(FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift));
+          d = d.add(FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift));
+        }
+        index += 3 * uniform;
+        a.intoArray(lanes, at);
+        b.intoArray(lanes, at + 8);
+        c.intoArray(lanes, at + 16);
+        d.intoArray(lanes, at + 24);
+      }
+      for (; block < blocks; block++, at += FLOAT_LANES) {
+        int end = start + ends[block];
+        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (; index < full; index += FLOAT_LANES) {
+          sum = sum.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
+        }
+        if (index < end) {
+          VectorMask<Float> rest = FLOATS.indexInRange(0, end - index);
+          sum = sum.add(FloatVector.fromArray(FLOATS, values, index, rest).sub(shift), rest);
+          index = end;
+        }
+        sum.intoArray(lanes, at);
+      }
+    }
+    tree.sums(lanes, count, sums);
+  }
 
   @Override
-  public void scale(
+  public void sumsOfSquaredDeviations(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      float[] shifts,
+      float[] centers,
+      float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (width == STEP) {
+      for (int row = 0, index = offset; row < count; row++, index += STEP) {
+        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+        FloatVector center = FloatVector.broadcast(FLOATS, centers[row]);
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
+        FloatVector lanes8 =
+            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
+        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
+        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+      }
+      return;
+    }
+    if (isFlat(width)) {
+      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
+      int perRow = width / STEP;
+      int left = perRow;
+      int row = 0;
+      int at = 0;
+      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
+        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+        FloatVector center = FloatVector.broadcast(FLOATS, centers[row]);
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
+        FloatVector.fromArray(FLOATS, lanes, at)
+            .add(a.mul(a))
+            .add(b.mul(b))
+            .add(c.mul(c))
+            .add(d.mul(d))
+            .intoArray(lanes, at);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+          at += FLOAT_LANES;
+        }
+      }
+      tree.sums(lanes, count, sums);
+      return;
+    }
+    int uniform = tree.uniformLength();
+    int at = 0;
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      float shift = shifts[row];
+      float center = centers[row];
+      int index = start;
+      int block = 0;
+      for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
+        FloatVector a = FloatVector.zero(FLOATS);
+        FloatVector b = FloatVector.zero(FLOATS);
+        FloatVector c = FloatVector.zero(FLOATS);
+        FloatVector d = FloatVector.zero(FLOATS);
+        for (int end = index + uniform; index < end; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+          FloatVector y =
+              FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift).sub(center);
+          FloatVector z =
+              FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift).sub(center);
+          FloatVector w =
+              FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift).sub(center);
+          a = a.add(x.mul(x));
+          b = b.add(y.mul(y));
+          c = c.add(z.mul(z));
+          d = d.add(w.mul(w));
+        }
+        index += 3 * uniform;
+        a.intoArray(lanes, at);
+        b.intoArray(lanes, at + 8);
+        c.intoArray(lanes, at + 16);
+        d.intoArray(lanes, at + 24);
+      }
+      for (; block < blocks; block++, at += FLOAT_LANES) {
+        int end = start + ends[block];
+        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (; index < full; index += FLOAT_LANES) {
+          FloatVector deviation =
+              FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+          sum = sum.add(deviation.mul(deviation));
+        }
+        if (index < end) {
+          VectorMask<Float> rest = FLOATS.indexInRange(0, end - index);
+          FloatVector deviation =
+              FloatVector.fromArray(FLOATS, values, index, rest).sub(shift).sub(center);
+          sum = sum.add(deviation.mul(deviation), rest);
+          index = end;
+        }
+        sum.intoArray(lanes, at);
+      }
+    }
+    tree.sums(lanes, count, sums);
+  }
+
+  // The exponential is FloatExponential.exp lane by lane, the same operations in the same order;
+  // a row's tail shorter than a register runs in scalar code. Summing only and storing are two
+  // methods so that neither holds more than two copies of the polynomial.
+
+  @Override
+  public void sumsOfExponentials(
+      float[] input, int inputOffset, int width, int count, float[] maxima, float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    if (isFlat(width)) {
+      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
+      int perRow = width / FLOAT_LANES;
+      int left = perRow;
+      int row = 0;
+      int at = 0;
+      for (int index = inputOffset, end = inputOffset + count * width;
+          index < end;
+          index += FLOAT_LANES) {
+        FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maxima[row]);
+        FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+        FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+        FloatVector r =
+            x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+        FloatVector polynomial =
+            r.mul(FloatExponential.P0)
+                .add(FloatExponential.P1)
+                .mul(r)
+                .add(FloatExponential.P2)
+                .mul(r)
+                .add(FloatExponential.P3)
+                .mul(r)
+                .add(FloatExponential.P4)
+                .mul(r)
+                .add(FloatExponential.P5);
+        FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+        FloatVector power =
+            ((IntVector) rounded.reinterpretAsInts())
+                .add(127 - FloatExponential.ROUNDING_BITS)
+                .lanewise(VectorOperators.LSHL, 23)
+                .reinterpretAsFloats();
+        FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
+
+        FloatVector.fromArray(FLOATS, lanes, at).add(exponential).intoArray(lanes, at);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+          at += FLOAT_LANES;
+        }
+      }
+      tree.sums(lanes, count, sums);
+      return;
+    }
+    int at = 0;
+    for (int row = 0, start = inputOffset; row < count; row++, start += width) {
+      float maximum = maxima[row];
+      int index = start;
+      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
+        int end = start + ends[block];
+        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (; index < full; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+          FloatVector r =
+              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+          FloatVector polynomial =
+              r.mul(FloatExponential.P0)
+                  .add(FloatExponential.P1)
+                  .mul(r)
+                  .add(FloatExponential.P2)
+                  .mul(r)
+                  .add(FloatExponential.P3)
+                  .mul(r)
+                  .add(FloatExponential.P4)
+                  .mul(r)
+                  .add(FloatExponential.P5);
+          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+          FloatVector power =
+              ((IntVector) rounded.reinterpretAsInts())
+                  .add(127 - FloatExponential.ROUNDING_BITS)
+                  .lanewise(VectorOperators.LSHL, 23)
+                  .reinterpretAsFloats();
+          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
+
+          sum = sum.add(exponential);
+        }
+        sum.intoArray(lanes, at);
+        // The tail, element j to lane j.
+        for (int lane = at; index < end; index++, lane++) {
+          float exponential = FloatExponential.exp(input[index] - maximum);
+          lanes[lane] += exponential;
+        }
+      }
+    }
+    tree.sums(lanes, count, sums);
+  }
+
+  @Override
+  public void storeExponentials(
       float[] input,
       int inputOffset,
       float[] output,
       int outputOffset,
+      int width,
       int count,
-      float scale,
+      float[] maxima,
+      float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    int shift = outputOffset - inputOffset;
+    if (isFlat(width)) {
+      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
+      int perRow = width / FLOAT_LANES;
+      int left = perRow;
+      int row = 0;
+      int at = 0;
+      for (int index = inputOffset, end = inputOffset + count * width;
+          index < end;
+          index += FLOAT_LANES) {
+        FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maxima[row]);
+        FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+        FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+        FloatVector r =
+            x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+        FloatVector polynomial =
+            r.mul(FloatExponential.P0)
+                .add(FloatExponential.P1)
+                .mul(r)
+                .add(FloatExponential.P2)
+                .mul(r)
+                .add(FloatExponential.P3)
+                .mul(r)
+                .add(FloatExponential.P4)
+                .mul(r)
+                .add(FloatExponential.P5);
+        FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+        FloatVector power =
+            ((IntVector) rounded.reinterpretAsInts())
+                .add(127 - FloatExponential.ROUNDING_BITS)
+                .lanewise(VectorOperators.LSHL, 23)
+                .reinterpretAsFloats();
+        FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
+
+        exponential.intoArray(output, index + shift);
+        FloatVector.fromArray(FLOATS, lanes, at).add(exponential).intoArray(lanes, at);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+          at += FLOAT_LANES;
+        }
+      }
+      tree.sums(lanes, count, sums);
+      return;
+    }
+    int at = 0;
+    for (int row = 0, start = inputOffset; row < count; row++, start += width) {
+      float maximum = maxima[row];
+      int index = start;
+      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
+        int end = start + ends[block];
+        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (; index < full; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+          FloatVector r =
+              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+          FloatVector polynomial =
+              r.mul(FloatExponential.P0)
+                  .add(FloatExponential.P1)
+                  .mul(r)
+                  .add(FloatExponential.P2)
+                  .mul(r)
+                  .add(FloatExponential.P3)
+                  .mul(r)
+                  .add(FloatExponential.P4)
+                  .mul(r)
+                  .add(FloatExponential.P5);
+          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+          FloatVector power =
+              ((IntVector) rounded.reinterpretAsInts())
+                  .add(127 - FloatExponential.ROUNDING_BITS)
+                  .lanewise(VectorOperators.LSHL, 23)
+                  .reinterpretAsFloats();
+          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
+
+          exponential.intoArray(output, index + shift);
+          sum = sum.add(exponential);
+        }
+        sum.intoArray(lanes, at);
+        // The tail, element j to lane j.
+        for (int lane = at; index < end; index++, lane++) {
+          float exponential = FloatExponential.exp(input[index] - maximum);
+          output[index + shift] = exponential;
+          lanes[lane] += exponential;
+        }
+      }
+    }
+    tree.sums(lanes, count, sums);
+  }
+
+  /**
+   * Rows of one block and whole registers, where a pass runs as one loop over all the registers of
+   * the group, counting where each row ends: a separate loop per narrow row costs C2's loop set-up
+   * (several dozen instructions) for a few registers of work. In such a loop only ints may change
+   * at a row's end (C2 boxes a vector assigned in a branch): partial sums accumulate in the lanes
+   * array, and each register reads its row's factors from their arrays.
+   */
+  private static boolean isFlat(int width) {
+    return width <= BLOCK && width % STEP == 0;
+  }
+
+  /** No row's factor is 0 (a row the float64 fallback wrote, which the pass must skip). */
+  private static boolean noneSkipped(float[] factors, int count) {
+    for (int row = 0; row < count; row++) {
+      if (factors[row] == 0f) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // ---- float32 element-wise passes over a group of rows ----
+
+  @Override
+  public void scaleRows(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] scales,
       float[] weight) {
-    int full = count & ~(FLOAT_LANES - 1);
-    int i = 0;
-    if (weight == null) {
-      for (; i < full; i += FLOAT_LANES) {
-        FloatVector.fromArray(FLOATS, input, inputOffset + i)
-            .mul(scale)
-            .intoArray(output, outputOffset + i);
+    if (weight == null && isFlat(width) && noneSkipped(scales, count)) {
+      int perRow = width / STEP;
+      int left = perRow;
+      int row = 0;
+      int shift = outputOffset - inputOffset;
+      for (int index = inputOffset, end = inputOffset + count * width; index < end; index += STEP) {
+        FloatVector scale = FloatVector.broadcast(FLOATS, scales[row]);
+        FloatVector a = FloatVector.fromArray(FLOATS, input, index).mul(scale);
+        FloatVector b = FloatVector.fromArray(FLOATS, input, index + 8).mul(scale);
+        FloatVector c = FloatVector.fromArray(FLOATS, input, index + 16).mul(scale);
+        FloatVector d = FloatVector.fromArray(FLOATS, input, index + 24).mul(scale);
+        a.intoArray(output, index + shift);
+        b.intoArray(output, index + shift + 8);
+        c.intoArray(output, index + shift + 16);
+        d.intoArray(output, index + shift + 24);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+        }
       }
-      for (; i < count; i++) {
-        output[outputOffset + i] = input[inputOffset + i] * scale;
+      return;
+    }
+    int full = width & ~(FLOAT_LANES - 1);
+    for (int row = 0; row < count; row++) {
+      float scale = scales[row];
+      if (scale == 0f) {
+        continue;
       }
-    } else {
-      for (; i < full; i += FLOAT_LANES) {
-        FloatVector.fromArray(FLOATS, input, inputOffset + i)
-            .mul(scale)
-            .mul(FloatVector.fromArray(FLOATS, weight, i))
-            .intoArray(output, outputOffset + i);
-      }
-      for (; i < count; i++) {
-        output[outputOffset + i] = input[inputOffset + i] * scale * weight[i];
+      int in = inputOffset + row * width;
+      int out = outputOffset + row * width;
+      int i = 0;
+      if (weight == null) {
+        for (; i < full; i += FLOAT_LANES) {
+          FloatVector.fromArray(FLOATS, input, in + i).mul(scale).intoArray(output, out + i);
+        }
+        for (; i < width; i++) {
+          output[out + i] = input[in + i] * scale;
+        }
+      } else {
+        for (; i < full; i += FLOAT_LANES) {
+          FloatVector.fromArray(FLOATS, input, in + i)
+              .mul(scale)
+              .mul(FloatVector.fromArray(FLOATS, weight, i))
+              .intoArray(output, out + i);
+        }
+        for (; i < width; i++) {
+          output[out + i] = input[in + i] * scale * weight[i];
+        }
       }
     }
   }
 
   @Override
-  public void standardize(
+  public void standardizeRows(
       float[] input,
       int inputOffset,
       float[] output,
       int outputOffset,
+      int width,
       int count,
-      float centerHigh,
-      float centerLow,
-      float inverseDeviation,
+      float[] high,
+      float[] low,
+      float[] inverseDeviations,
       float[] gamma,
       float[] beta) {
-    int full = count & ~(FLOAT_LANES - 1);
-    int i = 0;
-    for (; i < full; i += FLOAT_LANES) {
-      FloatVector value =
-          FloatVector.fromArray(FLOATS, input, inputOffset + i)
-              .sub(centerHigh)
-              .sub(centerLow)
-              .mul(inverseDeviation);
-      if (gamma != null) {
-        value = value.mul(FloatVector.fromArray(FLOATS, gamma, i));
+    if (gamma == null && beta == null && isFlat(width) && noneSkipped(inverseDeviations, count)) {
+      int perRow = width / STEP;
+      int left = perRow;
+      int row = 0;
+      int shift = outputOffset - inputOffset;
+      for (int index = inputOffset, end = inputOffset + count * width; index < end; index += STEP) {
+        FloatVector centerHigh = FloatVector.broadcast(FLOATS, high[row]);
+        FloatVector centerLow = FloatVector.broadcast(FLOATS, low[row]);
+        FloatVector inverseDeviation = FloatVector.broadcast(FLOATS, inverseDeviations[row]);
+        FloatVector a =
+            FloatVector.fromArray(FLOATS, input, index)
+                .sub(centerHigh)
+                .sub(centerLow)
+                .mul(inverseDeviation);
+        FloatVector b =
+            FloatVector.fromArray(FLOATS, input, index + 8)
+                .sub(centerHigh)
+                .sub(centerLow)
+                .mul(inverseDeviation);
+        FloatVector c =
+            FloatVector.fromArray(FLOATS, input, index + 16)
+                .sub(centerHigh)
+                .sub(centerLow)
+                .mul(inverseDeviation);
+        FloatVector d =
+            FloatVector.fromArray(FLOATS, input, index + 24)
+                .sub(centerHigh)
+                .sub(centerLow)
+                .mul(inverseDeviation);
+        a.intoArray(output, index + shift);
+        b.intoArray(output, index + shift + 8);
+        c.intoArray(output, index + shift + 16);
+        d.intoArray(output, index + shift + 24);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+        }
       }
-      if (beta != null) {
-        value = value.add(FloatVector.fromArray(FLOATS, beta, i));
-      }
-      value.intoArray(output, outputOffset + i);
+      return;
     }
-    for (; i < count; i++) {
-      float value = (input[inputOffset + i] - centerHigh - centerLow) * inverseDeviation;
-      if (gamma != null) {
-        value *= gamma[i];
+    int full = width & ~(FLOAT_LANES - 1);
+    for (int row = 0; row < count; row++) {
+      float inverseDeviation = inverseDeviations[row];
+      if (inverseDeviation == 0f) {
+        continue;
       }
-      if (beta != null) {
-        value += beta[i];
+      float centerHigh = high[row];
+      float centerLow = low[row];
+      int in = inputOffset + row * width;
+      int out = outputOffset + row * width;
+      int i = 0;
+      for (; i < full; i += FLOAT_LANES) {
+        FloatVector value =
+            FloatVector.fromArray(FLOATS, input, in + i)
+                .sub(centerHigh)
+                .sub(centerLow)
+                .mul(inverseDeviation);
+        if (gamma != null) {
+          value = value.mul(FloatVector.fromArray(FLOATS, gamma, i));
+        }
+        if (beta != null) {
+          value = value.add(FloatVector.fromArray(FLOATS, beta, i));
+        }
+        value.intoArray(output, out + i);
       }
-      output[outputOffset + i] = value;
+      for (; i < width; i++) {
+        float value = (input[in + i] - centerHigh - centerLow) * inverseDeviation;
+        if (gamma != null) {
+          value *= gamma[i];
+        }
+        if (beta != null) {
+          value += beta[i];
+        }
+        output[out + i] = value;
+      }
     }
   }
 
   @Override
-  public void subtract(
+  public void subtractRows(
       float[] input,
       int inputOffset,
       float[] output,
       int outputOffset,
+      int width,
       int count,
-      float maximum,
-      float logSum) {
-    int full = count & ~(FLOAT_LANES - 1);
-    int i = 0;
-    for (; i < full; i += FLOAT_LANES) {
-      FloatVector.fromArray(FLOATS, input, inputOffset + i)
-          .sub(maximum)
-          .sub(logSum)
-          .intoArray(output, outputOffset + i);
+      float[] maxima,
+      float[] logSums) {
+    if (isFlat(width)) {
+      int perRow = width / STEP;
+      int left = perRow;
+      int row = 0;
+      int shift = outputOffset - inputOffset;
+      for (int index = inputOffset, end = inputOffset + count * width; index < end; index += STEP) {
+        FloatVector maximum = FloatVector.broadcast(FLOATS, maxima[row]);
+        FloatVector logSum = FloatVector.broadcast(FLOATS, logSums[row]);
+        FloatVector a = FloatVector.fromArray(FLOATS, input, index).sub(maximum).sub(logSum);
+        FloatVector b = FloatVector.fromArray(FLOATS, input, index + 8).sub(maximum).sub(logSum);
+        FloatVector c = FloatVector.fromArray(FLOATS, input, index + 16).sub(maximum).sub(logSum);
+        FloatVector d = FloatVector.fromArray(FLOATS, input, index + 24).sub(maximum).sub(logSum);
+        a.intoArray(output, index + shift);
+        b.intoArray(output, index + shift + 8);
+        c.intoArray(output, index + shift + 16);
+        d.intoArray(output, index + shift + 24);
+        if (--left == 0) {
+          left = perRow;
+          row++;
+        }
+      }
+      return;
     }
-    for (; i < count; i++) {
-      output[outputOffset + i] = input[inputOffset + i] - maximum - logSum;
+    int full = width & ~(FLOAT_LANES - 1);
+    for (int row = 0; row < count; row++) {
+      float maximum = maxima[row];
+      float logSum = logSums[row];
+      int in = inputOffset + row * width;
+      int out = outputOffset + row * width;
+      int i = 0;
+      for (; i < full; i += FLOAT_LANES) {
+        FloatVector.fromArray(FLOATS, input, in + i)
+            .sub(maximum)
+            .sub(logSum)
+            .intoArray(output, out + i);
+      }
+      for (; i < width; i++) {
+        output[out + i] = input[in + i] - maximum - logSum;
+      }
     }
   }
 
   // ---- per-row scalars of a group of rows, four rows at a time in float64 ----
+  //
+  // The divisions and square roots run on DoubleVector, widened and narrowed through a double
+  // array by plain casts (exact one way, rounded once the other). A cast is a short chain of its
+  // own per row, while scalar division and square root would chain every row to the previous one
+  // through the registers they merge into (cvtss2sd, sqrtsd), about 20 ns a row. No vector changes
+  // shape here: C2 sometimes inlines a shape-changing conversion too late in a large compilation,
+  // and the vectors it then returns are allocated.
 
   @Override
   public void inverseSquareRoots(float[] values, int count, double divisor, double epsilon) {
-    int i = 0;
-    for (; i + DOUBLE_LANES <= count; i += DOUBLE_LANES) {
-      DoubleVector root = widen(values, i).div(divisor).add(epsilon).lanewise(VectorOperators.SQRT);
-      narrow(DoubleVector.broadcast(DOUBLES, 1.0).div(root), values, i);
+    double[] wide = widen(values, count);
+    for (int i = 0; i < count; i += DOUBLE_LANES) {
+      DoubleVector root =
+          DoubleVector.fromArray(DOUBLES, wide, i)
+              .div(divisor)
+              .add(epsilon)
+              .lanewise(VectorOperators.SQRT);
+      DoubleVector.broadcast(DOUBLES, 1.0).div(root).intoArray(wide, i);
     }
-    ScalarRowPasses.inverseSquareRoots(values, i, count, divisor, epsilon);
+    narrow(wide, values, count);
   }
 
   @Override
   public void inverseNorms(float[] values, int count, double epsilon) {
-    int i = 0;
-    for (; i + DOUBLE_LANES <= count; i += DOUBLE_LANES) {
-      DoubleVector norm = widen(values, i).lanewise(VectorOperators.SQRT).max(epsilon);
-      narrow(DoubleVector.broadcast(DOUBLES, 1.0).div(norm), values, i);
+    double[] wide = widen(values, count);
+    for (int i = 0; i < count; i += DOUBLE_LANES) {
+      DoubleVector norm =
+          DoubleVector.fromArray(DOUBLES, wide, i).lanewise(VectorOperators.SQRT).max(epsilon);
+      DoubleVector.broadcast(DOUBLES, 1.0).div(norm).intoArray(wide, i);
     }
-    ScalarRowPasses.inverseNorms(values, i, count, epsilon);
+    narrow(wide, values, count);
   }
 
   @Override
   public void inverses(float[] values, int count) {
-    int i = 0;
-    for (; i + DOUBLE_LANES <= count; i += DOUBLE_LANES) {
-      narrow(DoubleVector.broadcast(DOUBLES, 1.0).div(widen(values, i)), values, i);
+    double[] wide = widen(values, count);
+    for (int i = 0; i < count; i += DOUBLE_LANES) {
+      DoubleVector.broadcast(DOUBLES, 1.0)
+          .div(DoubleVector.fromArray(DOUBLES, wide, i))
+          .intoArray(wide, i);
     }
-    ScalarRowPasses.inverses(values, i, count);
+    narrow(wide, values, count);
+  }
+
+  @Override
+  public void centers(
+      float[] shifts,
+      float[] sums,
+      int count,
+      double divisor,
+      float[] means,
+      float[] high,
+      float[] low) {
+    RowScratch scratch = RowScratch.current();
+    double[] wideMeans = scratch.rowDoubles(0);
+    double[] wideCenters = scratch.rowDoubles(1);
+    for (int i = 0; i < count; i++) {
+      wideMeans[i] = sums[i];
+      wideCenters[i] = shifts[i];
+    }
+    for (int i = 0; i < count; i += DOUBLE_LANES) {
+      DoubleVector mean = DoubleVector.fromArray(DOUBLES, wideMeans, i).div(divisor);
+      mean.intoArray(wideMeans, i);
+      DoubleVector.fromArray(DOUBLES, wideCenters, i).add(mean).intoArray(wideCenters, i);
+    }
+    for (int i = 0; i < count; i++) {
+      double center = wideCenters[i];
+      float centerHigh = (float) center;
+      means[i] = (float) wideMeans[i];
+      high[i] = centerHigh;
+      low[i] = (float) (center - centerHigh);
+    }
   }
 
   /**
-   * Four floats as four doubles (exact). The conversions also spare the scalar code's {@code
-   * cvtss2sd}, whose merge into a register the JIT reuses chains every row to the one before.
+   * The first {@code count} values as doubles, in a per-thread array whose length is a multiple of
+   * four and at least {@code count} (the lanes past count hold stale values that are never read
+   * back).
    */
-  private static DoubleVector widen(float[] values, int index) {
-    return (DoubleVector)
-        FloatVector.fromArray(FOUR_FLOATS, values, index)
-            .convertShape(VectorOperators.F2D, DOUBLES, 0);
+  private static double[] widen(float[] values, int count) {
+    double[] wide = RowScratch.current().rowDoubles(0);
+    for (int i = 0; i < count; i++) {
+      wide[i] = values[i];
+    }
+    return wide;
   }
 
-  /** Four doubles rounded to float once, into {@code values[index, index + 4)}. */
-  private static void narrow(DoubleVector vector, float[] values, int index) {
-    ((FloatVector) vector.convertShape(VectorOperators.D2F, FOUR_FLOATS, 0))
-        .intoArray(values, index);
+  private static void narrow(double[] wide, float[] values, int count) {
+    for (int i = 0; i < count; i++) {
+      values[i] = (float) wide[i];
+    }
+  }
+
+  /** {@link FloatLogarithm#log}, eight at a time: the same operations in the same order. */
+  @Override
+  public void logarithms(float[] values, int count) {
+    int i = 0;
+    for (; i + FLOAT_LANES <= count; i += FLOAT_LANES) {
+      FloatVector x = FloatVector.fromArray(FLOATS, values, i);
+      IntVector bits = (IntVector) x.reinterpretAsInts();
+      FloatVector m =
+          bits.and(FloatLogarithm.MANTISSA_BITS).or(FloatLogarithm.HALF_BITS).reinterpretAsFloats();
+      VectorMask<Float> belowRoot = m.lt(FloatLogarithm.SQRT_HALF);
+      FloatVector f = m.sub(1f).blend(m.add(m).sub(1f), belowRoot);
+      FloatVector e =
+          ((FloatVector)
+                  bits.lanewise(VectorOperators.LSHR, 23).sub(126).convert(VectorOperators.I2F, 0))
+              .sub(1f, belowRoot);
+      FloatVector z = f.mul(f);
+      FloatVector polynomial =
+          f.mul(FloatLogarithm.Q0)
+              .add(FloatLogarithm.Q1)
+              .mul(f)
+              .add(FloatLogarithm.Q2)
+              .mul(f)
+              .add(FloatLogarithm.Q3)
+              .mul(f)
+              .add(FloatLogarithm.Q4)
+              .mul(f)
+              .add(FloatLogarithm.Q5)
+              .mul(f)
+              .add(FloatLogarithm.Q6)
+              .mul(f)
+              .add(FloatLogarithm.Q7)
+              .mul(f)
+              .add(FloatLogarithm.Q8);
+      FloatVector y = polynomial.mul(f).mul(z).add(e.mul(FloatLogarithm.LN2_LOW)).add(z.mul(-0.5f));
+      f.add(y)
+          .add(e.mul(FloatLogarithm.LN2_HIGH))
+          .blend(Float.NaN, x.test(VectorOperators.IS_NAN))
+          .intoArray(values, i);
+    }
+    ScalarRowPasses.logarithms(values, i, count);
   }
 
   // ---- float64: two 4-lane registers stand for the eight accumulators ----
@@ -396,7 +1052,9 @@ final class VectorRowPasses implements RowPasses {
         high = high.add(second.mul(second), highRest);
       }
     }
-    return combine(low, high);
+    // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as DoubleSums.
+    return ((low.lane(0) + low.lane(1)) + (low.lane(2) + low.lane(3)))
+        + ((high.lane(0) + high.lane(1)) + (high.lane(2) + high.lane(3)));
   }
 
   @Override
@@ -426,7 +1084,9 @@ final class VectorRowPasses implements RowPasses {
                 highRest);
       }
     }
-    return combine(low, high);
+    // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as DoubleSums.
+    return ((low.lane(0) + low.lane(1)) + (low.lane(2) + low.lane(3)))
+        + ((high.lane(0) + high.lane(1)) + (high.lane(2) + high.lane(3)));
   }
 
   @Override
@@ -463,11 +1123,7 @@ final class VectorRowPasses implements RowPasses {
         high = high.add(second.mul(second), highRest);
       }
     }
-    return combine(low, high);
-  }
-
-  /** ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as {@link DoubleSums}. */
-  private static double combine(DoubleVector low, DoubleVector high) {
+    // ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), as DoubleSums.
     return ((low.lane(0) + low.lane(1)) + (low.lane(2) + low.lane(3)))
         + ((high.lane(0) + high.lane(1)) + (high.lane(2) + high.lane(3)));
   }

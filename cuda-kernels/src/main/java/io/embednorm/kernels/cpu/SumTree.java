@@ -1,0 +1,108 @@
+package io.embednorm.kernels.cpu;
+
+/**
+ * The shape of {@link FloatSums}' reduction of a row of one width, written out: its blocks in order
+ * (each at most {@link FloatSums#BLOCK} elements, starting at a multiple of 8) and, after each
+ * block, how many pairs of subtrees close there. With it the SIMD passes accumulate every block of
+ * every row of a group in one loop, without recursion, and add the block sums afterwards in exactly
+ * FloatSums' order: a row's bits are the scalar loop's.
+ *
+ * <p>Per thread (in {@link RowScratch}), rebuilt only when the width changes.
+ */
+final class SumTree {
+  private int width = -1;
+  private int blocks;
+  private int uniformLength;
+  private int[] ends = new int[1];
+  private int[] closes = new int[1];
+  private float[] stack = new float[64];
+
+  /** This tree for rows of {@code width} elements (at least 1). */
+  SumTree forWidth(int width) {
+    if (width != this.width) {
+      int most = width / 64 + 2;
+      if (ends.length < most) {
+        ends = new int[most];
+        closes = new int[most];
+      }
+      blocks = 0;
+      build(0, width);
+      uniformLength = ends[0] % 8 == 0 ? ends[0] : 0;
+      for (int block = 1; block < blocks && uniformLength > 0; block++) {
+        if (ends[block] - ends[block - 1] != uniformLength) {
+          uniformLength = 0;
+        }
+      }
+      this.width = width;
+    }
+    return this;
+  }
+
+  /** Blocks per row. */
+  int blocks() {
+    return blocks;
+  }
+
+  /**
+   * The length of every block when all blocks of the row have one length, a multiple of 8 (as for
+   * widths 256, 768, 1024, 4096, 32768), else 0.
+   */
+  int uniformLength() {
+    return uniformLength;
+  }
+
+  /** Where each block ends, counted from the start of the row; {@code blocks()} entries. */
+  int[] ends() {
+    return ends;
+  }
+
+  /**
+   * {@code sums[row]} for each row below {@code count}, from the eight lanes of every block of
+   * every row, stored row by row and block by block from {@code lanes[0]}: each block's lanes
+   * combined as ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)), the blocks as FloatSums'
+   * recursive halving adds them.
+   */
+  void sums(float[] lanes, int count, float[] sums) {
+    if (blocks == 1) {
+      for (int row = 0; row < count; row++) {
+        sums[row] = combine(lanes, row * 8);
+      }
+      return;
+    }
+    int at = 0;
+    for (int row = 0; row < count; row++) {
+      int depth = 0;
+      for (int block = 0; block < blocks; block++, at += 8) {
+        float sum = combine(lanes, at);
+        for (int close = closes[block]; close > 0; close--) {
+          sum = stack[--depth] + sum;
+        }
+        stack[depth++] = sum;
+      }
+      sums[row] = stack[0];
+    }
+  }
+
+  /** ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) of the lanes at {@code at}. */
+  static float combine(float[] lanes, int at) {
+    return ((lanes[at] + lanes[at + 1]) + (lanes[at + 2] + lanes[at + 3]))
+        + ((lanes[at + 4] + lanes[at + 5]) + (lanes[at + 6] + lanes[at + 7]));
+  }
+
+  /**
+   * The blocks of elements [start, start + count), as FloatSums splits them: the left half's
+   * blocks, then the right half's, then one more pair closes after the last block.
+   */
+  private void build(int start, int count) {
+    if (count <= FloatSums.BLOCK) {
+      ends[blocks] = start + count;
+      closes[blocks] = 0;
+      blocks++;
+      return;
+    }
+    int half = FloatSums.firstHalf(count);
+    build(start, half);
+    build(start + half, count - half);
+    closes[blocks - 1]++;
+  }
+}
