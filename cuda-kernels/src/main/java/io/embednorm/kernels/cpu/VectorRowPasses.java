@@ -23,8 +23,25 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Each float32 pass runs over a whole group of rows: rows of up to one block whose width is a
  * multiple of 32 in one flat loop over the group (see {@link #isFlat}), other rows block by block
- * in one loop nest. The lanes of each block go through {@link RowScratch#lanes} to {@link SumTree},
- * which adds them in FloatSums' order.
+ * in one loop nest, four equal blocks side by side where a row has them. The lanes of each block go
+ * through {@link RowScratch#lanes} to {@link SumTree}, which adds them in FloatSums' order.
+ *
+ * <p>On JDK 17, C2 allocates a vector on the heap (and runs 2–5× slower) whenever it cannot keep it
+ * in a register; four situations did that here, and the code avoids each:
+ *
+ * <ul>
+ *   <li>no method of this class takes or returns a vector: one that crosses a call C2 did not
+ *       inline is boxed;
+ *   <li>no vector is reassigned in a branch inside a loop (a flat loop changes only ints where a
+ *       row ends, and reads per-row factors from their arrays);
+ *   <li>no method holds more than about two large vector loops, nor calls another that does: past
+ *       C2's inlining cutoff (18,000 parse nodes) the Vector API's own methods are inlined too late
+ *       for their intrinsics;
+ *   <li>no vector changes shape (float32 ⇄ float64 goes through arrays by plain casts): such a
+ *       conversion was sometimes inlined too late in the same way.
+ * </ul>
+ *
+ * The engine's allocation per row (thread allocation counters around a benchmark) is the check.
  */
 final class VectorRowPasses implements RowPasses {
   private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
@@ -69,12 +86,9 @@ final class VectorRowPasses implements RowPasses {
   // Each method is one loop nest over the rows of the group and the blocks of each row
   // (SumTree: FloatSums' blocks, in order): a register of eight lanes per block, stored to the
   // per-thread array RowScratch.lanes(); the lanes and blocks are then added in scalar code in
-  // FloatSums' order. Two rules keep C2's code free of heap-allocated vectors: no method of this
-  // class takes or returns a vector (a vector that crosses a call C2 did not inline is boxed), and
-  // no method holds more than one or two vector loops, nor calls another that does (C2 stops
-  // inlining the Vector API's own methods in large compilations, and the uninlined ones
-  // allocate). One pass over a whole group also pays one call and one lane combine per block
-  // instead of a recursion and lane extractions per row.
+  // FloatSums' order (see the class comment for why no vector leaves a method). One pass over a
+  // whole group pays one call and one lane combine per block instead of a recursion and lane
+  // extractions per row.
 
   @Override
   public void maxima(float[] values, int offset, int width, int count, float[] maxima) {
