@@ -5,5 +5,10 @@ import org.openjdk.jmh.annotations.Fork;
 /** The engine with the Vector API loops, as bin/embednorm runs it. */
 @Fork(
     value = 1,
-    jvmArgsAppend = {"--add-modules=jdk.incubator.vector", "-Xmx2g", "-XX:MaxDirectMemorySize=2g"})
+    jvmArgsAppend = {
+      "--add-modules=jdk.incubator.vector",
+      "-Dembednorm.cpu.warmup=false",
+      "-Xmx2g",
+      "-XX:MaxDirectMemorySize=2g"
+    })
 public class SimdEngineBenchmark extends EngineBenchmark {}

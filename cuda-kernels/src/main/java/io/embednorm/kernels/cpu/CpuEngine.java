@@ -53,6 +53,7 @@ public final class CpuEngine implements NormalizationEngine {
 
   private final int threads;
   private final RowPasses passes;
+  private final SimdWarmUp warmUp;
   private final Object poolLock = new Object();
   private ExecutorService pool;
   private boolean closed;
@@ -68,16 +69,25 @@ public final class CpuEngine implements NormalizationEngine {
    * @throws IllegalArgumentException when {@code threads} is below 1
    */
   public CpuEngine(int threads) {
-    this(threads, RowPassSelection.DEFAULT);
+    this(threads, RowPassSelection.DEFAULT, RowPassSelection.WARM_UP);
   }
 
-  /** With the given loops: tests run the scalar ones explicitly. */
+  /** With the given loops from the first chunk: tests run the scalar ones explicitly. */
   CpuEngine(int threads, RowPasses passes) {
+    this(threads, passes, null);
+  }
+
+  /**
+   * With {@code passes} once {@code warmUp} (if not null) has found them compiled and faster than
+   * the scalar loops, which run until then.
+   */
+  CpuEngine(int threads, RowPasses passes, SimdWarmUp warmUp) {
     if (threads < 1) {
       throw new IllegalArgumentException("A CPU engine needs at least 1 thread, not " + threads);
     }
     this.threads = threads;
     this.passes = Objects.requireNonNull(passes, "passes");
+    this.warmUp = warmUp;
   }
 
   /** The most threads one batch runs on. */
@@ -258,15 +268,23 @@ public final class CpuEngine implements NormalizationEngine {
   private void normalizeChunk(
       Normalization normalization, RowBatch batch, int first, int end, float[] values, int start) {
     if (!batch.isRagged()) {
-      CpuKernels.normalizeRows(
-          passes, normalization, values, 0, values, 0, batch.rowWidth(first), end - first);
+      int width = batch.rowWidth(first);
+      int rows = end - first;
+      RowPasses chosen = floatPasses(normalization, values, 0, width, rows);
+      CpuKernels.normalizeRows(chosen, normalization, values, 0, values, 0, width, rows);
       return;
     }
     for (int row = first; row < end; row++) {
       int offset = (int) (batch.rowStart(row) - start);
-      CpuKernels.normalizeRows(
-          passes, normalization, values, offset, values, offset, batch.rowWidth(row), 1);
+      int width = batch.rowWidth(row);
+      RowPasses chosen = floatPasses(normalization, values, offset, width, 1);
+      CpuKernels.normalizeRows(chosen, normalization, values, offset, values, offset, width, 1);
     }
+  }
+
+  private RowPasses floatPasses(
+      Normalization normalization, float[] values, int offset, int width, int rows) {
+    return warmUp == null ? passes : warmUp.floatPasses(normalization, values, offset, width, rows);
   }
 
   private void normalizeFloat32(Normalization normalization, RowBatch batch, int first, int end) {
@@ -299,8 +317,10 @@ public final class CpuEngine implements NormalizationEngine {
           input.get(start, values, 0, elements);
           for (int row = chunkFirst; row < chunkEnd; row++) {
             int offset = (int) (batch.rowStart(row) - start);
-            CpuKernels.normalizeRow(
-                passes, normalization, values, offset, values, offset, batch.rowWidth(row));
+            int width = batch.rowWidth(row);
+            RowPasses chosen =
+                warmUp == null ? passes : warmUp.doublePasses(normalization, values, offset, width);
+            CpuKernels.normalizeRow(chosen, normalization, values, offset, values, offset, width);
           }
           output.put(start, values, 0, elements);
         });

@@ -25,6 +25,18 @@ final class RowPassSelection {
           ? VECTOR
           : ScalarRowPasses.INSTANCE;
 
+  /**
+   * What holds a default {@link CpuEngine} on the scalar passes until the SIMD ones are compiled;
+   * null where the default is scalar or {@code -Dembednorm.cpu.warmup=false}.
+   */
+  static final SimdWarmUp WARM_UP =
+      DEFAULT == VECTOR
+              && VECTOR != null
+              && !"false".equalsIgnoreCase(System.getProperty(SimdWarmUp.PROPERTY))
+          ? new SimdWarmUp(
+              VECTOR, ScalarRowPasses.INSTANCE, SimdWarmUp.SCALAR_BYTES, SimdWarmUp.DEADLINE_NANOS)
+          : null;
+
   private RowPassSelection() {}
 
   private static RowPasses loadVector() {
