@@ -66,7 +66,9 @@ final class FloatRowKernels {
       passes.sumsOfSquares(input, groupInput, width, count, sums);
       System.arraycopy(sums, 0, scales, 0, count);
       passes.inverseSquareRoots(scales, count, width, epsilon);
-      for (int row = 0; row < count; row++) {
+      float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
+      boolean unsafe = passes.anyUnsafe(sums, scales, count, smallest, LARGEST_SAFE_SUM);
+      for (int row = 0; unsafe && row < count; row++) {
         if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
             || notNormal(scales[row])) {
           DoublePrecisionFallback.rmsNorm(
@@ -107,6 +109,7 @@ final class FloatRowKernels {
     float[] centersHigh = scratch.rowScalars(2);
     float[] centersLow = scratch.rowScalars(3);
     float[] sumsOfSquares = scratch.rowScalars(4);
+    float[] inverseDeviations = scratch.rowScalars(5);
     for (int group = 0; group < rows; group += GROUP_ROWS) {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
@@ -114,16 +117,25 @@ final class FloatRowKernels {
       for (int row = 0; row < count; row++) {
         shifts[row] = input[groupInput + row * width];
       }
-      // Pass 1: Σ (x − x[0]); its mean m in float64 gives the center of pass 2 and, added to x[0],
-      // the mean of x as a float32 pair, so that x − centerHigh is exact for x near the mean.
-      passes.sumsOfDifferences(input, groupInput, width, count, shifts, centersHigh);
-      passes.centers(shifts, centersHigh, count, width, means, centersHigh, centersLow);
-      // Pass 2: Σ ((x − x[0]) − m)²; the inverse deviations go where the shifts were.
-      passes.sumsOfSquaredDeviations(input, groupInput, width, count, shifts, means, sumsOfSquares);
-      float[] inverseDeviations = shifts;
-      System.arraycopy(sumsOfSquares, 0, inverseDeviations, 0, count);
-      passes.inverseSquareRoots(inverseDeviations, count, width, epsilon);
-      for (int row = 0; row < count; row++) {
+      // Pass 1: Σ (x − x[0]); its mean m gives the center of pass 2 and, added to x[0], the mean
+      // of x as a float32 pair, so that x − centerHigh is exact for x near the mean. Pass 2:
+      // Σ ((x − x[0]) − m)². Then 1 / sqrt(Σ / D + eps); see RowPasses#layerNormScalars.
+      passes.layerNormScalars(
+          input,
+          groupInput,
+          width,
+          count,
+          epsilon,
+          shifts,
+          means,
+          centersHigh,
+          centersLow,
+          sumsOfSquares,
+          inverseDeviations);
+      float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
+      boolean unsafe =
+          passes.anyUnsafe(sumsOfSquares, inverseDeviations, count, smallest, LARGEST_SAFE_SUM);
+      for (int row = 0; unsafe && row < count; row++) {
         if (outsideSafeRange(sumsOfSquares[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
             || notNormal(inverseDeviations[row])) {
           DoublePrecisionFallback.layerNorm(
@@ -227,7 +239,9 @@ final class FloatRowKernels {
       passes.sumsOfSquares(input, groupInput, width, count, sums);
       System.arraycopy(sums, 0, scales, 0, count);
       passes.inverseNorms(scales, count, epsilon);
-      for (int row = 0; row < count; row++) {
+      float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_NORM_EPSILON);
+      boolean unsafe = passes.anyUnsafe(sums, scales, count, smallest, LARGEST_SAFE_SUM);
+      for (int row = 0; unsafe && row < count; row++) {
         if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)
             || notNormal(scales[row])) {
           DoublePrecisionFallback.l2Normalize(
@@ -243,6 +257,11 @@ final class FloatRowKernels {
       }
       passes.scaleRows(input, groupInput, output, groupOutput, width, count, scales, null);
     }
+  }
+
+  /** The sums below this may need the fallback: 2^-100 unless eps dominates them. */
+  private static float smallestSafeSum(double epsilon, double smallestDominatingEpsilon) {
+    return epsilon < smallestDominatingEpsilon ? SMALLEST_SAFE_SUM : Float.NEGATIVE_INFINITY;
   }
 
   /** False for NaN: a NaN row stays NaN on either path, so it keeps the cheap one. */

@@ -43,6 +43,62 @@ interface RowPasses {
       float[] centers,
       float[] sums);
 
+  /** Rows this wide take LayerNorm's per-row scalars in float32 (see {@link #layerNormScalars}). */
+  int NARROW_LAYER_NORM_WIDTH = 32;
+
+  /**
+   * LayerNorm's per-row scalars of a group: the mean of x as an unevaluated float32 pair {@code
+   * high[row] + low[row]}, the sum of squared deviations {@code sums[row]} and the inverse
+   * deviation {@code inverseDeviations[row]}, from s = Σ (x − shifts[row]) and m = s / D:
+   *
+   * <ul>
+   *   <li>in general as {@link #sumsOfDifferences}, {@link #centers} and {@link
+   *       #sumsOfSquaredDeviations} give them, then {@link #inverseSquareRoots}: m and 1/sqrt in
+   *       float64, rounded once;
+   *   <li>for rows of {@link #NARROW_LAYER_NORM_WIDTH} (a power of two, so m = s · 2^-5 exactly) in
+   *       float32, where SIMD takes eight rows at a time: the pair is shifts[row] + m by an exact
+   *       two-sum, and 1 / sqrt(Σ/D + (float) eps) is rounded at each of its steps. Both stay far
+   *       inside DESIGN.md's tolerance at this width (a few ulp of the result).
+   * </ul>
+   *
+   * Means is scratch. This default is the scalar definition; the SIMD passes give the same bits.
+   */
+  default void layerNormScalars(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      double epsilon,
+      float[] shifts,
+      float[] means,
+      float[] high,
+      float[] low,
+      float[] sums,
+      float[] inverseDeviations) {
+    if (width != NARROW_LAYER_NORM_WIDTH) {
+      sumsOfDifferences(values, offset, width, count, shifts, high);
+      centers(shifts, high, count, width, means, high, low);
+      sumsOfSquaredDeviations(values, offset, width, count, shifts, means, sums);
+      System.arraycopy(sums, 0, inverseDeviations, 0, count);
+      inverseSquareRoots(inverseDeviations, count, width, epsilon);
+      return;
+    }
+    float inverseWidth = 1f / NARROW_LAYER_NORM_WIDTH;
+    float eps = (float) epsilon;
+    for (int row = 0; row < count; row++) {
+      int start = offset + row * width;
+      float shift = shifts[row];
+      float mean = FloatSums.sumOfDifferences(values, start, width, shift) * inverseWidth;
+      float sum = FloatSums.sumOfSquaredDeviations(values, start, width, shift, mean);
+      float centerHigh = shift + mean;
+      float meanPart = centerHigh - shift;
+      high[row] = centerHigh;
+      low[row] = (shift - (centerHigh - meanPart)) + (mean - meanPart);
+      sums[row] = sum;
+      inverseDeviations[row] = 1f / (float) Math.sqrt(sum * inverseWidth + eps);
+    }
+  }
+
   /**
    * {@code sums[row]} = Σ exp(x − maxima[row]) with {@link FloatExponential} ({@link
    * FloatSums#sumOfExponentials}); sums may be the maxima array.
@@ -140,6 +196,26 @@ interface RowPasses {
       float[] means,
       float[] high,
       float[] low);
+
+  /**
+   * A screen for the float64 fallback: whether any of the first {@code count} rows has a sum above
+   * {@code largest} or below {@code smallest}, or a scale below {@link Float#MIN_NORMAL} or
+   * infinite (NaN is none of these). The kernels check the rows one by one only when it says yes.
+   * Both arrays hold {@link FloatRowKernels#GROUP_ROWS} values (a multiple of eight).
+   */
+  default boolean anyUnsafe(
+      float[] sums, float[] scales, int count, float smallest, float largest) {
+    boolean unsafe = false;
+    for (int i = 0; i < count; i++) {
+      float scale = scales[i];
+      unsafe |=
+          sums[i] > largest
+              | sums[i] < smallest
+              | scale < Float.MIN_NORMAL
+              | scale == Float.POSITIVE_INFINITY;
+    }
+    return unsafe;
+  }
 
   /** {@code values[i] = FloatLogarithm.log(values[i])} (log-softmax: Σ exp(x − max) ≥ 1). */
   void logarithms(float[] values, int count);

@@ -9,7 +9,7 @@ final class RowScratch {
   static final int RETAINED_ELEMENTS = 1 << 18;
 
   /** How many arrays of per-row scalars {@link #rowScalars} holds. */
-  static final int ROW_SCALAR_ARRAYS = 5;
+  static final int ROW_SCALAR_ARRAYS = 6;
 
   private static final ThreadLocal<RowScratch> CURRENT = ThreadLocal.withInitial(RowScratch::new);
 

@@ -4,9 +4,9 @@ import java.util.Arrays;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
-import jdk.incubator.vector.VectorShuffle;
 import jdk.incubator.vector.VectorSpecies;
 
 /**
@@ -30,8 +30,9 @@ import jdk.incubator.vector.VectorSpecies;
  * in a register; four situations did that here, and the code avoids each:
  *
  * <ul>
- *   <li>no method of this class takes or returns a vector: one that crosses a call C2 did not
- *       inline is boxed;
+ *   <li>no method of this class takes or returns a vector, but {@link #combineLanes}, which is
+ *       small enough that C2 inlines it everywhere: one that crosses a call C2 did not inline is
+ *       boxed;
  *   <li>no vector is reassigned in a branch inside a loop (a flat loop changes only ints where a
  *       row ends, and reads per-row factors from their arrays);
  *   <li>no method holds more than about two large vector loops, nor calls another that does: past
@@ -52,15 +53,6 @@ final class VectorRowPasses implements RowPasses {
 
   /** Elements per step of a flat loop: four registers, in order. */
   private static final int STEP = 4 * 8;
-
-  // A register's eight lanes combined as FloatSums combines them, in the register: adjacent lanes,
-  // then pairs, then halves, the lower lane always first.
-  private static final VectorShuffle<Float> SWAP_LANES =
-      VectorShuffle.fromValues(FLOATS, 1, 0, 3, 2, 5, 4, 7, 6);
-  private static final VectorShuffle<Float> SWAP_PAIRS =
-      VectorShuffle.fromValues(FLOATS, 2, 3, 0, 1, 6, 7, 4, 5);
-  private static final VectorShuffle<Float> SWAP_HALVES =
-      VectorShuffle.fromValues(FLOATS, 4, 5, 6, 7, 0, 1, 2, 3);
 
   private VectorRowPasses() {}
 
@@ -168,11 +160,9 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
         FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
         FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
-        FloatVector lanes8 =
-            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
-        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
-        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
-        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
+        sums[row] =
+            combineLanes(
+                FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)));
       }
       return;
     }
@@ -254,21 +244,6 @@ final class VectorRowPasses implements RowPasses {
     int blocks = tree.blocks();
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
-    if (width == STEP) {
-      for (int row = 0, index = offset; row < count; row++, index += STEP) {
-        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
-        FloatVector lanes8 =
-            FloatVector.zero(FLOATS)
-                .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
-                .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
-                .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
-                .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
-        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
-        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
-        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
-      }
-      return;
-    }
     if (isFlat(width)) {
       Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
       int perRow = width / STEP;
@@ -333,6 +308,81 @@ final class VectorRowPasses implements RowPasses {
     tree.sums(lanes, count, sums);
   }
 
+  /**
+   * Rows of 32 (one step, {@link RowPasses#NARROW_LAYER_NORM_WIDTH}) in one pass: the row's four
+   * registers stay loaded from the sum of differences to the squared deviations, and the mean
+   * leaves the lane combine as a scalar that is broadcast again. The per-row float32 scalars then
+   * run eight rows at a time.
+   */
+  @Override
+  public void layerNormScalars(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      double epsilon,
+      float[] shifts,
+      float[] means,
+      float[] high,
+      float[] low,
+      float[] sums,
+      float[] inverseDeviations) {
+    if (width != STEP) {
+      RowPasses.super.layerNormScalars(
+          values, offset, width, count, epsilon, shifts, means, high, low, sums, inverseDeviations);
+      return;
+    }
+    for (int row = 0, index = offset; row < count; row++, index += STEP) {
+      FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+      FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
+      FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
+      FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
+      FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
+      float mean = combineLanes(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d)) * (1f / STEP);
+      means[row] = mean;
+      FloatVector center = FloatVector.broadcast(FLOATS, mean);
+      a = a.sub(center);
+      b = b.sub(center);
+      c = c.sub(center);
+      d = d.sub(center);
+      sums[row] =
+          combineLanes(
+              FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)));
+    }
+    float eps = (float) epsilon;
+    // The scalar arrays hold GROUP_ROWS (a multiple of eight) values: lanes past count are
+    // computed from stale values and never read.
+    for (int i = 0; i < count; i += FLOAT_LANES) {
+      FloatVector shift = FloatVector.fromArray(FLOATS, shifts, i);
+      FloatVector mean = FloatVector.fromArray(FLOATS, means, i);
+      FloatVector centerHigh = shift.add(mean);
+      FloatVector meanPart = centerHigh.sub(shift);
+      centerHigh.intoArray(high, i);
+      shift.sub(centerHigh.sub(meanPart)).add(mean.sub(meanPart)).intoArray(low, i);
+      FloatVector root =
+          FloatVector.fromArray(FLOATS, sums, i)
+              .mul(1f / STEP)
+              .add(eps)
+              .lanewise(VectorOperators.SQRT);
+      FloatVector.broadcast(FLOATS, 1f).div(root).intoArray(inverseDeviations, i);
+    }
+  }
+
+  /**
+   * The eight lanes added as FloatSums adds them: adjacent lanes (swapped within each 64-bit lane
+   * by shifts, which need no shuffle and so none of the index checks JDK 17 puts around one), then
+   * pairs, then halves, each lower lane first. Small enough that C2 always inlines it.
+   */
+  private static float combineLanes(FloatVector lanes) {
+    LongVector bits = lanes.reinterpretAsLongs();
+    FloatVector pairs =
+        lanes.add(
+            bits.lanewise(VectorOperators.LSHL, 32)
+                .or(bits.lanewise(VectorOperators.LSHR, 32))
+                .reinterpretAsFloats());
+    return (pairs.lane(0) + pairs.lane(2)) + (pairs.lane(4) + pairs.lane(6));
+  }
+
   @Override
   public void sumsOfSquaredDeviations(
       float[] values,
@@ -347,22 +397,6 @@ final class VectorRowPasses implements RowPasses {
     int blocks = tree.blocks();
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
-    if (width == STEP) {
-      for (int row = 0, index = offset; row < count; row++, index += STEP) {
-        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
-        FloatVector center = FloatVector.broadcast(FLOATS, centers[row]);
-        FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
-        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
-        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
-        FloatVector lanes8 =
-            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
-        FloatVector pairs = lanes8.add(lanes8.rearrange(SWAP_LANES));
-        FloatVector quads = pairs.add(pairs.rearrange(SWAP_PAIRS));
-        sums[row] = quads.add(quads.rearrange(SWAP_HALVES)).lane(0);
-      }
-      return;
-    }
     if (isFlat(width)) {
       Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
       int perRow = width / STEP;
@@ -893,6 +927,20 @@ final class VectorRowPasses implements RowPasses {
   @Override
   public void inverseSquareRoots(float[] values, int count, double divisor, double epsilon) {
     double[] wide = widen(values, count);
+    if (isPowerOfTwo(divisor)) {
+      // x / 2^k and x · 2^-k are the same exact value, rounded once: the same bits, no division.
+      double inverse = 1.0 / divisor;
+      for (int i = 0; i < count; i += DOUBLE_LANES) {
+        DoubleVector root =
+            DoubleVector.fromArray(DOUBLES, wide, i)
+                .mul(inverse)
+                .add(epsilon)
+                .lanewise(VectorOperators.SQRT);
+        DoubleVector.broadcast(DOUBLES, 1.0).div(root).intoArray(wide, i);
+      }
+      narrow(wide, values, count);
+      return;
+    }
     for (int i = 0; i < count; i += DOUBLE_LANES) {
       DoubleVector root =
           DoubleVector.fromArray(DOUBLES, wide, i)
@@ -954,6 +1002,12 @@ final class VectorRowPasses implements RowPasses {
       high[i] = centerHigh;
       low[i] = (float) (center - centerHigh);
     }
+  }
+
+  /** Widths are whole numbers, so a power of two has a single bit set. */
+  private static boolean isPowerOfTwo(double divisor) {
+    long whole = (long) divisor;
+    return whole == divisor && whole > 0 && (whole & (whole - 1)) == 0;
   }
 
   /**
