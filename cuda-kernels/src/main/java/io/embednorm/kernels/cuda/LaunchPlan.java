@@ -73,10 +73,38 @@ public record LaunchPlan(
     return pack == 1 ? 8 : (type.byteWidth() == 2 ? 4 : 8);
   }
 
-  /** Rows a lane holds at once on the warp path (EMBEDNORM_ROWS in the kernels). */
-  static int rowsPerLane(Op op, int pack, int packs) {
+  /**
+   * Rows a lane holds at once on the warp path: warp_rows_per_lane in the kernels, which says why
+   * (measured per op, value size and pack). Each warp kernel also carries its count as {@code
+   * <kernel>_rows}; the GPU tests check that the two agree.
+   */
+  static int rowsPerLane(Op op, ElementType type, int pack, int packs) {
     int columns = pack * packs;
-    return columns <= 4 ? (op == Op.LAYER_NORM ? 2 : 4) : columns <= 8 ? 2 : 1;
+    if (columns > 8) {
+      return 1;
+    }
+    if (type.byteWidth() == 8) {
+      if (columns == 8) {
+        return op == Op.SOFTMAX || op == Op.LOG_SOFTMAX ? 2 : 1;
+      }
+      if (columns == 4) {
+        return op == Op.SOFTMAX ? 1 : 2;
+      }
+      if (columns == 2 && op == Op.SOFTMAX) {
+        return 2;
+      }
+    } else if (type.byteWidth() == 2 && pack == 1) {
+      if (op == Op.RMS_NORM && columns >= 4) {
+        return 1;
+      }
+      if (op == Op.LAYER_NORM && columns == 8) {
+        return 1;
+      }
+    }
+    if (columns == 8) {
+      return 2;
+    }
+    return op == Op.LAYER_NORM ? 2 : 4;
   }
 
   /** The kernel's name prefix for an op and type, e.g. {@code rms_norm_f32}. */
@@ -107,7 +135,8 @@ public record LaunchPlan(
       int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
       int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
-      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, pack, packs);
+      long rowsPerBlock =
+          (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, type, pack, packs);
       int grid =
           grid(ceilDiv(rows, rowsPerBlock), occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);

@@ -206,6 +206,27 @@ class CudaEngineGpuTest {
   }
 
   @Test
+  void everyWarpKernelHoldsTheRowsPerLaneThePlannerCounts() {
+    KernelModule module = KernelModule.of(CudaContext.of(0));
+    int checked = 0;
+    for (ElementType type : TYPES) {
+      for (int pack : new int[] {1, LaunchPlan.vectorWidth(type)}) {
+        for (int packs = 1; packs <= LaunchPlan.maxWarpPacks(type, pack); packs *= 2) {
+          for (Op op : Op.values()) {
+            String kernel =
+                "embednorm_warp_" + LaunchPlan.kernelStem(op, type) + "_p" + pack + "_c" + packs;
+            assertThat(module.constant(kernel + "_rows"))
+                .as(kernel)
+                .isEqualTo(LaunchPlan.rowsPerLane(op, type, pack, packs));
+            checked++;
+          }
+        }
+      }
+    }
+    assertThat(checked).isEqualTo(150);
+  }
+
+  @Test
   void theCopyCeilingKernelCopiesEveryByteAndNoMore() {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
