@@ -900,19 +900,55 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
   (const T* input, T* output, const long long* offsets, long long rows, int width, int group,   \
    double eps, const Compute<T>::type* weight, const Compute<T>::type* bias)
 
-// Rows a lane holds at once: enough for 16 values in flight, at most 4 (2 for LayerNorm, whose
-// extra per-row state would otherwise spill). LaunchPlan.rowsPerLane mirrors this.
-#define EMBEDNORM_ROWS(OP, COLS) \
-  ((COLS) <= 4 ? ((OP) == kLayerNorm ? 2 : 4) : (COLS) <= 8 ? 2 : 1)
-// Narrow variants are held to 64 registers (4 blocks of 256 per SM), wide ones to 128.
-#define EMBEDNORM_MIN_BLOCKS(COLS) ((COLS) <= 8 ? 4 : 2)
+// The warp path's rows per lane (all their loads in flight before the first reduction) and
+// register cap (the blocks of 256 threads an SM must hold: 4 is 64 registers, 3 is 80, 2 is 128),
+// per op, value size and pack. Chosen from timings on an H200 of each kernel with 1, 2 and 4 rows
+// and caps of 3 to 8 blocks (docs/PERFORMANCE.md, "Rows per lane"). The base: 4 rows for up to 4
+// values a lane (LayerNorm 2), 2 rows for 8, 1 beyond, at 64 registers (128 beyond). Where that
+// spilled, fewer rows or 80 registers measured faster and are taken:
+//   - float32, 8 values a lane, rms_norm, layer_norm and l2_normalize: 80 registers;
+//   - 2-byte scalar rows (unaligned widths): 1 row for rms_norm from 4 values, layer_norm at 8;
+//   - float64: 1 or 2 rows from 4 values a lane; 80 registers for 2 rows of 8 values (softmax,
+//     log_softmax) or of 4 (layer_norm).
+// 2-byte layer_norm with 16-byte packs keeps 2 rows although ptxas reports 16 bytes of spill, all
+// of it around the float64 fallback's call: 1 row or 80 registers measured 3-6 points slower.
+// float32 layer_norm at 4 values a lane keeps 2 rows too: 1 row measured 7-8 points slower.
+// A few float64 kernels still spill (layer_norm at 8 values, softmax from 8), less than before.
+// LaunchPlan.rowsPerLane mirrors warp_rows_per_lane exactly; each warp kernel's count is also in
+// the module as <kernel>_rows, which the GPU tests compare with LaunchPlan.
+__host__ __device__ constexpr int warp_rows_per_lane(int op, int bytes, int pack, int packs) {
+  const int cols = pack * packs;
+  if (cols > 8) return 1;
+  if (bytes == 8) {
+    if (cols == 8) return op == kSoftmax || op == kLogSoftmax ? 2 : 1;
+    if (cols == 4) return op == kSoftmax ? 1 : 2;
+    if (cols == 2 && op == kSoftmax) return 2;
+  } else if (bytes == 2 && pack == 1) {
+    if (op == kRmsNorm && cols >= 4) return 1;
+    if (op == kLayerNorm && cols == 8) return 1;
+  }
+  if (cols == 8) return 2;
+  return op == kLayerNorm ? 2 : 4;
+}
+
+__host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, int packs) {
+  const int cols = pack * packs;
+  const bool norm = op == kRmsNorm || op == kLayerNorm || op == kL2Normalize;
+  if (cols > 8) return 2;
+  if (bytes == 4 && cols == 8 && norm) return 3;
+  if (bytes == 8 && ((cols == 8 && !norm) || (cols == 4 && op == kLayerNorm))) return 3;
+  return 4;
+}
 
 #define EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, PACKS)                                       \
-  extern "C" __global__ void __launch_bounds__(256, EMBEDNORM_MIN_BLOCKS(PACK * PACKS))         \
+  extern "C" __device__ const int                                                               \
+      embednorm_warp_##OP_NAME##_##NAME##_p##PACK##_c##PACKS##_rows =                           \
+          warp_rows_per_lane(OP, sizeof(T), PACK, PACKS);                                       \
+  extern "C" __global__ void                                                                    \
+  __launch_bounds__(256, warp_min_blocks(OP, sizeof(T), PACK, PACKS))                           \
       embednorm_warp_##OP_NAME##_##NAME##_p##PACK##_c##PACKS EMBEDNORM_SIGNATURE(T) {           \
-    warp_rows<OP, T, PACK, PACKS, EMBEDNORM_ROWS(OP, PACK * PACKS)>(input, output, offsets,     \
-                                                                     rows, width, group, eps,   \
-                                                                     weight, bias);             \
+    warp_rows<OP, T, PACK, PACKS, warp_rows_per_lane(OP, sizeof(T), PACK, PACKS)>(              \
+        input, output, offsets, rows, width, group, eps, weight, bias);                         \
   }
 
 #define EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, SUFFIX, CACHED, ALIGNED)          \
@@ -1004,3 +1040,36 @@ EMBEDNORM_OP(layer_norm, kLayerNorm)
 EMBEDNORM_OP(softmax, kSoftmax)
 EMBEDNORM_OP(log_softmax, kLogSoftmax)
 EMBEDNORM_OP(l2_normalize, kL2Normalize)
+
+// ---------------------------------------------------------------------------------------------
+// The copy ceiling (KernelBenchmark only): a device-to-device copy written as a kernel, timed next
+// to the driver's cuMemcpyDtoD, to tell how close to that copy any kernel of ours can get. It moves
+// what the normalization kernels move at their best: 16-byte loads and stores, coalesced across
+// the warp, kCopyLoads loads in flight per thread before the first store, on a persistent grid
+// (the host launches as many blocks as the device holds; each thread strides over the buffer).
+// Buffers 16-byte aligned; the last bytes % 16 are copied one byte a thread.
+namespace {
+constexpr int kCopyLoads = 4;
+}  // namespace
+
+extern "C" __global__ void __launch_bounds__(256)
+    embednorm_copy_u8x16(const uint4* __restrict__ input, uint4* __restrict__ output,
+                         long long bytes) {
+  const long long packs = bytes >> 4;
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + (kCopyLoads - 1) * stride < packs; i += kCopyLoads * stride) {
+    uint4 values[kCopyLoads];
+#pragma unroll
+    for (int u = 0; u < kCopyLoads; ++u) values[u] = input[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kCopyLoads; ++u) output[i + u * stride] = values[u];
+  }
+  for (; i < packs; i += stride) output[i] = input[i];
+  const int tail = static_cast<int>(bytes & 15);
+  if (blockIdx.x == 0 && static_cast<int>(threadIdx.x) < tail) {
+    const long long at = (packs << 4) + threadIdx.x;
+    reinterpret_cast<unsigned char*>(output)[at] =
+        reinterpret_cast<const unsigned char*>(input)[at];
+  }
+}

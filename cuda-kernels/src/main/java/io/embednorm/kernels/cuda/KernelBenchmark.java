@@ -5,6 +5,7 @@ import static jcuda.driver.JCudaDriver.cuEventDestroy;
 import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
 import static jcuda.driver.JCudaDriver.cuEventRecord;
 import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
@@ -32,6 +33,12 @@ import jcuda.driver.CUstream_flags;
  * Times each op's kernel against a device-to-device copy of the same bytes, in one run, on the GPU
  * host: about 1 GiB of input per width, device events, warm-up, median of many repeats. Effective
  * bandwidth counts the input read once and the output written once.
+ *
+ * <p>Each line also times {@code embednorm_copy_u8x16}, a copy kernel that moves bytes as ours do
+ * at best (16-byte loads and stores, four loads in flight per thread), over the same bytes: {@code
+ * kcopy} is its GB/s on a grid of one pass over the buffer, {@code %copy} that as a share of the
+ * driver's copy, and {@code %res} the share on a grid of only the blocks the device holds at once
+ * (each looping). They tell what any kernel reaching memory this way can get on the device.
  *
  * <pre>
  * java -cp ... io.embednorm.kernels.cuda.KernelBenchmark [--types f32,bf16,f16]
@@ -86,7 +93,10 @@ public final class KernelBenchmark {
         gib,
         repeats);
     StringBuilder header =
-        new StringBuilder(String.format("%-5s %6s %9s %8s", "type", "width", "rows", "copy"));
+        new StringBuilder(
+            String.format(
+                "%-5s %6s %9s %8s %6s %6s %5s",
+                "type", "width", "rows", "copy", "kcopy", "%copy", "%res"));
     for (Op op : ops) {
       header.append(String.format(" %20s", op.sqlName()));
     }
@@ -122,15 +132,20 @@ public final class KernelBenchmark {
       double gib,
       int repeats) {
     try (Workload workload = new Workload(type, width, gib, repeats)) {
+      double kernelCopy = workload.copyKernelGbs(context, module, repeats, false);
+      double residentCopy = workload.copyKernelGbs(context, module, repeats, true);
       StringBuilder row =
           new StringBuilder(
               String.format(
                   Locale.ROOT,
-                  "%-5s %6d %9d %8.0f",
+                  "%-5s %6d %9d %8.0f %6.0f %5.1f%% %4.1f%%",
                   LaunchPlan.typeName(type),
                   width,
                   workload.rows,
-                  workload.copyGbs));
+                  workload.copyGbs,
+                  kernelCopy,
+                  100 * kernelCopy / workload.copyGbs,
+                  100 * residentCopy / workload.copyGbs));
       boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
       LaunchPlan plan = null;
       for (Op op : ops) {
@@ -279,6 +294,16 @@ public final class KernelBenchmark {
                   () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream)));
     }
 
+    /** Effective GB/s of {@link #launchCopy} copying the input into the output. */
+    double copyKernelGbs(CudaContext context, KernelModule module, int repeats, boolean resident) {
+      int grid = copyGrid(context, module, bytes, resident);
+      return gigabytesPerSecond(
+          median(
+              stream,
+              repeats,
+              () -> launchCopy(module, grid, input.pointer(), output.pointer(), bytes, stream)));
+    }
+
     /** Effective GB/s of {@code plan} normalizing the input into the output. */
     double gbs(LaunchPlan plan, KernelModule module, Normalization normalization, int repeats) {
       return gigabytesPerSecond(
@@ -311,6 +336,42 @@ public final class KernelBenchmark {
       output.close();
       jcuda.driver.JCudaDriver.cuStreamDestroy(stream);
     }
+  }
+
+  /** The copy-ceiling kernel (embednorm_kernels.cu): 16-byte loads and stores, any byte count. */
+  static final String COPY_KERNEL = "embednorm_copy_u8x16";
+
+  /** Loads in flight per thread of {@link #COPY_KERNEL} (kCopyLoads there). */
+  private static final int COPY_LOADS = 4;
+
+  /**
+   * Blocks of 256 threads for {@link #launchCopy}: one pass (each thread copies {@link #COPY_LOADS}
+   * packs of 16 bytes once), or only as many as the device holds at once ({@code resident}), each
+   * thread looping over the buffer.
+   */
+  static int copyGrid(CudaContext context, KernelModule module, long bytes, boolean resident) {
+    long onePass = Math.max(1, ceilDiv(bytes / 16, 256L * COPY_LOADS));
+    return resident
+        ? LaunchPlan.grid(onePass, LaunchPlan.occupancy(module, COPY_KERNEL, 256, 0), context)
+        : (int) Math.min(onePass, Integer.MAX_VALUE);
+  }
+
+  private static long ceilDiv(long value, long divisor) {
+    return (value + divisor - 1) / divisor;
+  }
+
+  /** Enqueues a copy of {@code bytes} (16-byte aligned buffers) by {@link #COPY_KERNEL}. */
+  static void launchCopy(
+      KernelModule module,
+      int grid,
+      CUdeviceptr input,
+      CUdeviceptr output,
+      long bytes,
+      CUstream stream) {
+    Pointer parameters =
+        Pointer.to(Pointer.to(input), Pointer.to(output), Pointer.to(new long[] {bytes}));
+    cuLaunchKernel(
+        module.function(COPY_KERNEL), grid, 1, 1, 256, 1, 1, 0, stream, parameters, null);
   }
 
   /** The median time in milliseconds of {@code work} on {@code stream}, after warm-up. */

@@ -2,7 +2,9 @@ package io.embednorm.kernels.cuda;
 
 import static jcuda.driver.JCudaDriver.cuFuncGetAttribute;
 import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 
 import io.embednorm.kernels.EmbedNormException;
@@ -10,6 +12,8 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import jcuda.Pointer;
+import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
@@ -63,6 +67,17 @@ final class KernelModule {
           context.sharedMemoryPerBlockOptIn() - staticBytes[0]);
     }
     return function;
+  }
+
+  /** The value of the module's {@code int} constant {@code name} (e.g. a warp kernel's rows). */
+  int constant(String name) {
+    context.makeCurrent();
+    CUdeviceptr address = new CUdeviceptr();
+    long[] bytes = new long[1];
+    cuModuleGetGlobal(address, bytes, module, name);
+    int[] value = new int[1];
+    cuMemcpyDtoH(Pointer.to(value), address, Integer.BYTES);
+    return value[0];
   }
 
   /** Dynamic shared memory a block kernel may use on this device. */

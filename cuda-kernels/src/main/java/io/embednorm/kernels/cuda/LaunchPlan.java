@@ -44,6 +44,16 @@ public record LaunchPlan(
   /** Blocks of a cluster-path launch with a block per row; the kernel loops over more rows. */
   private static final long MAX_ROWS_PER_LAUNCH = 1L << 28;
 
+  /** The most blocks of a one-pass warp-path launch; the kernels loop over further rows. */
+  private static final long MAX_WARP_BLOCKS = 1L << 28;
+
+  /**
+   * {@code -Dembednorm.gpu.warpGrid=resident} or {@code =onePass} plans every warp-path launch on
+   * that grid (see {@link #onePassWarpGrid}), for comparisons; by default each kernel gets the one
+   * measured faster.
+   */
+  private static final String WARP_GRID = System.getProperty("embednorm.gpu.warpGrid", "planned");
+
   /** {@code -Dembednorm.gpu.clusterPath=false} plans the block path instead, for comparisons. */
   private static final boolean CLUSTER_PATH_ENABLED =
       Boolean.parseBoolean(System.getProperty("embednorm.gpu.clusterPath", "true"));
@@ -73,10 +83,63 @@ public record LaunchPlan(
     return pack == 1 ? 8 : (type.byteWidth() == 2 ? 4 : 8);
   }
 
-  /** Rows a lane holds at once on the warp path (EMBEDNORM_ROWS in the kernels). */
-  static int rowsPerLane(Op op, int pack, int packs) {
+  /**
+   * Rows a lane holds at once on the warp path: warp_rows_per_lane in the kernels, which says why
+   * (measured per op, value size and pack). Each warp kernel also carries its count as {@code
+   * <kernel>_rows}; the GPU tests check that the two agree.
+   */
+  static int rowsPerLane(Op op, ElementType type, int pack, int packs) {
     int columns = pack * packs;
-    return columns <= 4 ? (op == Op.LAYER_NORM ? 2 : 4) : columns <= 8 ? 2 : 1;
+    if (columns > 8) {
+      return 1;
+    }
+    if (type.byteWidth() == 8) {
+      if (columns == 8) {
+        return op == Op.SOFTMAX || op == Op.LOG_SOFTMAX ? 2 : 1;
+      }
+      if (columns == 4) {
+        return op == Op.SOFTMAX ? 1 : 2;
+      }
+      if (columns == 2 && op == Op.SOFTMAX) {
+        return 2;
+      }
+    } else if (type.byteWidth() == 2 && pack == 1) {
+      if (op == Op.RMS_NORM && columns >= 4) {
+        return 1;
+      }
+      if (op == Op.LAYER_NORM && columns == 8) {
+        return 1;
+      }
+    }
+    if (columns == 8) {
+      return 2;
+    }
+    return op == Op.LAYER_NORM ? 2 : 4;
+  }
+
+  /**
+   * Whether a warp-path launch takes one pass over the batch (a block for each 256 threads' share
+   * of rows) rather than only the blocks the device holds at once, each looping over rows. Chosen
+   * per kernel from timings of both on an H200 (docs/PERFORMANCE.md, "Warp grids"): one pass was
+   * faster for float32 rows in 16-byte packs with softmax (+2 to +9 points at widths 32-1024),
+   * log_softmax (but 4 packs a lane, width 300: -3), and rms_norm and l2_normalize at one pack a
+   * lane (widths 32-128: +1 to +9); it was 5-11 points slower for layer_norm, for those two norms
+   * at more packs, and for every 2-byte kernel. Other kernels were not timed both ways and stay
+   * resident. (A copy kernel reaches 96-99 % of the device copy on one pass, 91-93 % resident.)
+   */
+  static boolean onePassWarpGrid(Op op, ElementType type, int pack, int packs) {
+    if (!WARP_GRID.equals("planned")) {
+      return WARP_GRID.equals("onePass");
+    }
+    if (type != ElementType.FLOAT32 || pack == 1) {
+      return false;
+    }
+    return switch (op) {
+      case SOFTMAX -> true;
+      case LOG_SOFTMAX -> packs != 4;
+      case RMS_NORM, L2_NORMALIZE -> packs == 1;
+      default -> false;
+    };
   }
 
   /** The kernel's name prefix for an op and type, e.g. {@code rms_norm_f32}. */
@@ -107,9 +170,13 @@ public record LaunchPlan(
       int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
       int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
-      long rowsPerBlock = (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, pack, packs);
+      long rowsPerBlock =
+          (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, type, pack, packs);
+      long blocks = ceilDiv(rows, rowsPerBlock);
       int grid =
-          grid(ceilDiv(rows, rowsPerBlock), occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
+          onePassWarpGrid(op, type, pack, packs)
+              ? (int) Math.min(blocks, MAX_WARP_BLOCKS)
+              : grid(blocks, occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);
     }
     LaunchPlan cluster = clusterPlan(op, type, maxWidth, rows, vectorizable, context, module);

@@ -206,6 +206,60 @@ class CudaEngineGpuTest {
   }
 
   @Test
+  void everyWarpKernelHoldsTheRowsPerLaneThePlannerCounts() {
+    KernelModule module = KernelModule.of(CudaContext.of(0));
+    int checked = 0;
+    for (ElementType type : TYPES) {
+      for (int pack : new int[] {1, LaunchPlan.vectorWidth(type)}) {
+        for (int packs = 1; packs <= LaunchPlan.maxWarpPacks(type, pack); packs *= 2) {
+          for (Op op : Op.values()) {
+            String kernel =
+                "embednorm_warp_" + LaunchPlan.kernelStem(op, type) + "_p" + pack + "_c" + packs;
+            assertThat(module.constant(kernel + "_rows"))
+                .as(kernel)
+                .isEqualTo(LaunchPlan.rowsPerLane(op, type, pack, packs));
+            checked++;
+          }
+        }
+      }
+    }
+    assertThat(checked).isEqualTo(150);
+  }
+
+  @Test
+  void theCopyCeilingKernelCopiesEveryByteAndNoMore() {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    int bytes = (3 << 20) + 13; // 13 bytes past the last 16-byte pack
+    byte[] data = new byte[bytes];
+    new Random(TestSeeds.mix(TestSeeds.seeds()[0], 16)).nextBytes(data);
+    try (DeviceBuffer input = new DeviceBuffer(bytes, "copy input");
+        DeviceBuffer output = new DeviceBuffer(bytes + 64L, "copy output")) {
+      cuMemcpyHtoD(input.pointer(), Pointer.to(data), bytes);
+      // A few blocks that loop over the buffer, and the benchmark's two grids.
+      for (int grid :
+          new int[] {
+            3,
+            KernelBenchmark.copyGrid(context, module, bytes, true),
+            KernelBenchmark.copyGrid(context, module, bytes, false)
+          }) {
+        cuMemsetD8(output.pointer(), (byte) 0xA5, bytes + 64L);
+        KernelBenchmark.launchCopy(
+            module, grid, input.pointer(), output.pointer(), bytes, new CUstream());
+        cuCtxSynchronize();
+        byte[] copied = new byte[bytes + 64];
+        cuMemcpyDtoH(Pointer.to(copied), output.pointer(), bytes + 64L);
+        assertThat(Arrays.copyOf(copied, bytes)).as("grid %d", grid).isEqualTo(data);
+        for (int at = bytes; at < bytes + 64; at++) {
+          assertThat(copied[at])
+              .as("byte %d past the end, grid %d", at - bytes, grid)
+              .isEqualTo((byte) 0xA5);
+        }
+      }
+    }
+  }
+
+  @Test
   void weightOfTheWrongLengthNamesOpRowAndLengths() {
     Rows rows = Rows.ragged(ElementType.FLOAT32, new double[][] {{1, 2}, {3, 4, 5}}, 0);
     Normalization normalization = Normalization.of(Op.RMS_NORM).withWeight(new double[] {1, 1});
