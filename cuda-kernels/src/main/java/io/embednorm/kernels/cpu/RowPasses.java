@@ -198,10 +198,11 @@ interface RowPasses {
       float[] low);
 
   /**
-   * A screen for the float64 fallback: whether any of the first {@code count} rows has a sum above
-   * {@code largest} or below {@code smallest}, or a scale below {@link Float#MIN_NORMAL} or
-   * infinite (NaN is none of these). The kernels check the rows one by one only when it says yes.
-   * Both arrays hold {@link FloatRowKernels#GROUP_ROWS} values (a multiple of eight).
+   * A screen for the float64 fallback: whether any of the first {@code count} rows may have a sum
+   * (of squares: +0 or more, or NaN) above {@code largest} or below {@code smallest}, or a scale
+   * (positive or NaN) below {@link Float#MIN_NORMAL} or infinite. It may say yes for NaN; the
+   * kernels check the rows one by one, exactly, only when it says yes. Both arrays hold {@link
+   * FloatRowKernels#GROUP_ROWS} values (a multiple of eight).
    */
   default boolean anyUnsafe(
       float[] sums, float[] scales, int count, float smallest, float largest) {

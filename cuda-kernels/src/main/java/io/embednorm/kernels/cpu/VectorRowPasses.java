@@ -47,6 +47,7 @@ import jdk.incubator.vector.VectorSpecies;
 final class VectorRowPasses implements RowPasses {
   private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
   private static final VectorSpecies<Double> DOUBLES = DoubleVector.SPECIES_256;
+  private static final VectorSpecies<Integer> INTS = IntVector.SPECIES_256;
   private static final int FLOAT_LANES = 8;
   private static final int DOUBLE_LANES = 4;
   private static final int BLOCK = FloatSums.BLOCK;
@@ -1008,6 +1009,33 @@ final class VectorRowPasses implements RowPasses {
   private static boolean isPowerOfTwo(double divisor) {
     long whole = (long) divisor;
     return whole == divisor && whole > 0 && (whole & (whole - 1)) == 0;
+  }
+
+  /**
+   * On the bits as ints, without masks: for floats of one sign, int order is float order, so each
+   * test is a difference that is positive where it holds, and a row may need the fallback where the
+   * largest difference is. NaN (and a stale lane past count) can only say yes, which the kernels'
+   * exact check then clears.
+   */
+  @Override
+  public boolean anyUnsafe(float[] sums, float[] scales, int count, float smallest, float largest) {
+    int largestBits = Float.floatToRawIntBits(largest);
+    int smallestBits = Float.floatToRawIntBits(smallest);
+    int normalBits = Float.floatToRawIntBits(Float.MIN_NORMAL);
+    int infinityBits = Float.floatToRawIntBits(Float.POSITIVE_INFINITY);
+    for (int i = 0; i < count; i += FLOAT_LANES) {
+      IntVector sum = FloatVector.fromArray(FLOATS, sums, i).reinterpretAsInts();
+      IntVector scale = FloatVector.fromArray(FLOATS, scales, i).reinterpretAsInts();
+      IntVector excess =
+          sum.sub(largestBits)
+              .max(IntVector.broadcast(INTS, smallestBits).sub(sum))
+              .max(IntVector.broadcast(INTS, normalBits).sub(scale))
+              .max(scale.sub(infinityBits - 1));
+      if (excess.reduceLanes(VectorOperators.MAX) > 0) {
+        return true;
+      }
+    }
+    return false;
   }
 
   /**
