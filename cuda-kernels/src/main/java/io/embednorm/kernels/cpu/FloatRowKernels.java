@@ -114,24 +114,13 @@ final class FloatRowKernels {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      for (int row = 0; row < count; row++) {
-        shifts[row] = input[groupInput + row * width];
-      }
       // Pass 1: Σ (x − x[0]); its mean m gives the center of pass 2 and, added to x[0], the mean
       // of x as a float32 pair, so that x − centerHigh is exact for x near the mean. Pass 2:
-      // Σ ((x − x[0]) − m)². Then 1 / sqrt(Σ / D + eps); see RowPasses#layerNormScalars.
-      passes.layerNormScalars(
-          input,
-          groupInput,
-          width,
-          count,
-          epsilon,
-          shifts,
-          means,
-          centersHigh,
-          centersLow,
-          sumsOfSquares,
-          inverseDeviations);
+      // Σ ((x − x[0]) − m)². Then 1 / sqrt(Σ / D + eps); see RowPasses#layerNormStatistics.
+      passes.layerNormStatistics(
+          input, groupInput, width, count, shifts, means, centersHigh, centersLow, sumsOfSquares);
+      System.arraycopy(sumsOfSquares, 0, inverseDeviations, 0, count);
+      passes.inverseSquareRoots(inverseDeviations, count, width, epsilon);
       float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
       boolean unsafe =
           passes.anyUnsafe(sumsOfSquares, inverseDeviations, count, smallest, LARGEST_SAFE_SUM);

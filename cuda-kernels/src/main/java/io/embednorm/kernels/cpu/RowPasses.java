@@ -43,48 +43,48 @@ interface RowPasses {
       float[] centers,
       float[] sums);
 
-  /** Rows this wide take LayerNorm's per-row scalars in float32 (see {@link #layerNormScalars}). */
+  /**
+   * Rows this wide take the LayerNorm center by a float32 two-sum (see {@link
+   * #layerNormStatistics}).
+   */
   int NARROW_LAYER_NORM_WIDTH = 32;
 
   /**
-   * LayerNorm's per-row scalars of a group: the mean of x as an unevaluated float32 pair {@code
-   * high[row] + low[row]}, the sum of squared deviations {@code sums[row]} and the inverse
-   * deviation {@code inverseDeviations[row]}, from s = Σ (x − shifts[row]) and m = s / D:
+   * LayerNorm's statistics of a group: the mean of x as an unevaluated float32 pair {@code
+   * high[row] + low[row]} and the sum of squared deviations {@code sums[row]}, from s = Σ (x −
+   * shifts[row]) and m = s / D:
    *
    * <ul>
-   *   <li>in general as {@link #sumsOfDifferences}, {@link #centers} and {@link
-   *       #sumsOfSquaredDeviations} give them, then {@link #inverseSquareRoots}: m and 1/sqrt in
-   *       float64, rounded once;
-   *   <li>for rows of {@link #NARROW_LAYER_NORM_WIDTH} (a power of two, so m = s · 2^-5 exactly) in
-   *       float32, where SIMD takes eight rows at a time: the pair is shifts[row] + m by an exact
-   *       two-sum, and 1 / sqrt(Σ/D + (float) eps) is rounded at each of its steps. Both stay far
-   *       inside DESIGN.md's tolerance at this width (a few ulp of the result).
+   *   <li>in general as {@link #sumsOfDifferences}, {@link #centers} (m in float64) and {@link
+   *       #sumsOfSquaredDeviations} give them;
+   *   <li>for rows of {@link #NARROW_LAYER_NORM_WIDTH} (a power of two, so m = s · 2^-5 exactly in
+   *       float32) the pair is shifts[row] + m by an exact two-sum in float32, which SIMD takes
+   *       eight rows at a time, both passes in one loop.
    * </ul>
    *
-   * Means is scratch. This default is the scalar definition; the SIMD passes give the same bits.
+   * The shifts are each row's first element, stored into {@code shifts} here; means is scratch.
+   * This default is the scalar definition; the SIMD passes give the same bits.
    */
-  default void layerNormScalars(
+  default void layerNormStatistics(
       float[] values,
       int offset,
       int width,
       int count,
-      double epsilon,
       float[] shifts,
       float[] means,
       float[] high,
       float[] low,
-      float[] sums,
-      float[] inverseDeviations) {
+      float[] sums) {
+    for (int row = 0; row < count; row++) {
+      shifts[row] = values[offset + row * width];
+    }
     if (width != NARROW_LAYER_NORM_WIDTH) {
       sumsOfDifferences(values, offset, width, count, shifts, high);
       centers(shifts, high, count, width, means, high, low);
       sumsOfSquaredDeviations(values, offset, width, count, shifts, means, sums);
-      System.arraycopy(sums, 0, inverseDeviations, 0, count);
-      inverseSquareRoots(inverseDeviations, count, width, epsilon);
       return;
     }
     float inverseWidth = 1f / NARROW_LAYER_NORM_WIDTH;
-    float eps = (float) epsilon;
     for (int row = 0; row < count; row++) {
       int start = offset + row * width;
       float shift = shifts[row];
@@ -95,7 +95,6 @@ interface RowPasses {
       high[row] = centerHigh;
       low[row] = (shift - (centerHigh - meanPart)) + (mean - meanPart);
       sums[row] = sum;
-      inverseDeviations[row] = 1f / (float) Math.sqrt(sum * inverseWidth + eps);
     }
   }
 

@@ -312,29 +312,29 @@ final class VectorRowPasses implements RowPasses {
   /**
    * Rows of 32 (one step, {@link RowPasses#NARROW_LAYER_NORM_WIDTH}) in one pass: the row's four
    * registers stay loaded from the sum of differences to the squared deviations, and the mean
-   * leaves the lane combine as a scalar that is broadcast again. The per-row float32 scalars then
-   * run eight rows at a time.
+   * leaves the lane combine as a scalar that is broadcast again. The centers then take eight rows
+   * at a time.
    */
   @Override
-  public void layerNormScalars(
+  public void layerNormStatistics(
       float[] values,
       int offset,
       int width,
       int count,
-      double epsilon,
       float[] shifts,
       float[] means,
       float[] high,
       float[] low,
-      float[] sums,
-      float[] inverseDeviations) {
+      float[] sums) {
     if (width != STEP) {
-      RowPasses.super.layerNormScalars(
-          values, offset, width, count, epsilon, shifts, means, high, low, sums, inverseDeviations);
+      RowPasses.super.layerNormStatistics(
+          values, offset, width, count, shifts, means, high, low, sums);
       return;
     }
     for (int row = 0, index = offset; row < count; row++, index += STEP) {
-      FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+      float first = values[index];
+      shifts[row] = first;
+      FloatVector shift = FloatVector.broadcast(FLOATS, first);
       FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
       FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
       FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
@@ -350,7 +350,6 @@ final class VectorRowPasses implements RowPasses {
           combineLanes(
               FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)));
     }
-    float eps = (float) epsilon;
     // The scalar arrays hold GROUP_ROWS (a multiple of eight) values: lanes past count are
     // computed from stale values and never read.
     for (int i = 0; i < count; i += FLOAT_LANES) {
@@ -360,12 +359,6 @@ final class VectorRowPasses implements RowPasses {
       FloatVector meanPart = centerHigh.sub(shift);
       centerHigh.intoArray(high, i);
       shift.sub(centerHigh.sub(meanPart)).add(mean.sub(meanPart)).intoArray(low, i);
-      FloatVector root =
-          FloatVector.fromArray(FLOATS, sums, i)
-              .mul(1f / STEP)
-              .add(eps)
-              .lanewise(VectorOperators.SQRT);
-      FloatVector.broadcast(FLOATS, 1f).div(root).intoArray(inverseDeviations, i);
     }
   }
 
