@@ -163,11 +163,15 @@ __device__ __forceinline__ int column(int p, int k, int group, int group_lane) {
   return (p * group + group_lane) * PACK + k;
 }
 
-// The rare float64 fallback of the warp path, out of line so that the hot path keeps its
-// registers: the row's statistics in double, re-read from device memory by the group. Returns
-// (scale, shift): outputs are ((double) x - shift) * scale. Every lane of the warp calls it.
+// The rare float64 fallback of the warp path: the row's statistics in double, re-read from
+// device memory by the group. Returns (scale, shift): outputs are ((double) x - shift) * scale.
+// Every lane of the warp calls it. Inlined: as a call (__noinline__) the registers live across it
+// were saved to local memory around it (the 2-byte layer_norm spill). Inlined, float32 kernels at
+// 8 or 32 values a lane ran 8-13 points faster on one-pass grids (widths 256, 768) but 3-4 slower
+// on resident ones; LaunchPlan puts those on one pass. Other cells moved within 2 points (H200,
+// docs/PERFORMANCE.md, "Session 5").
 template <int OP, typename T>
-__device__ __noinline__ double2 exact_statistics(const T* row, int n, int group, int group_lane,
+__device__ __forceinline__ double2 exact_statistics(const T* row, int n, int group, int group_lane,
                                                  double eps) {
   double shift = 0;
   if (OP == kLayerNorm) {
@@ -910,8 +914,8 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
 //   - 2-byte scalar rows (unaligned widths): 1 row for rms_norm from 4 values, layer_norm at 8;
 //   - float64: 1 or 2 rows from 4 values a lane; 80 registers for 2 rows of 8 values (softmax,
 //     log_softmax) or of 4 (layer_norm).
-// 2-byte layer_norm with 16-byte packs keeps 2 rows although ptxas reports 16 bytes of spill, all
-// of it around the float64 fallback's call: 1 row or 80 registers measured 3-6 points slower.
+// 2-byte layer_norm with 16-byte packs keeps 2 rows: 1 row or 80 registers measured 3-6 points
+// slower (its 16 bytes of spill, all around the float64 fallback's call, went with the call).
 // float32 layer_norm at 4 values a lane keeps 2 rows too: 1 row measured 7-8 points slower.
 // A few float64 kernels still spill (layer_norm at 8 values, softmax from 8), less than before.
 // LaunchPlan.rowsPerLane mirrors warp_rows_per_lane exactly; each warp kernel's count is also in

@@ -120,25 +120,30 @@ public record LaunchPlan(
   /**
    * Whether a warp-path launch takes one pass over the batch (a block for each 256 threads' share
    * of rows) rather than only the blocks the device holds at once, each looping over rows. Chosen
-   * per kernel from timings of both on an H200 (docs/PERFORMANCE.md, "Warp grids"): one pass was
-   * faster for float32 rows in 16-byte packs with softmax (+2 to +9 points at widths 32-1024),
-   * log_softmax (but 4 packs a lane, width 300: -3), and rms_norm and l2_normalize at one pack a
-   * lane (widths 32-128: +1 to +9); it was 5-11 points slower for layer_norm, for those two norms
-   * at more packs, and for every 2-byte kernel. Other kernels were not timed both ways and stay
-   * resident. (A copy kernel reaches 96-99 % of the device copy on one pass, 91-93 % resident.)
+   * per kernel from timings of both on an H200 (docs/PERFORMANCE.md, "Warp grids" and "Session 5"),
+   * with the float64 fallback inlined: one pass for float32 rows in 16-byte packs, except
+   * layer_norm at 1, 4 or 8 packs a lane (1-9 points slower there) and rms_norm at 8 (768: 9
+   * slower); at 4 packs only where the widest row fills every lane's packs (width 512: +2 to +7; at
+   * 300, 53 of the 128 packs empty, one pass was 1.4-6 points slower). Every 2-byte kernel stays
+   * resident (one pass: 5-12 points slower), and so do the kernels not timed both ways. (A copy
+   * kernel reaches 96-99 % of the device copy on one pass, 91-93 % resident.)
+   *
+   * @param fullRows whether the widest row fills all {@code 32 * packs} packs of its lanes
    */
-  static boolean onePassWarpGrid(Op op, ElementType type, int pack, int packs) {
+  static boolean onePassWarpGrid(Op op, ElementType type, int pack, int packs, boolean fullRows) {
     if (!WARP_GRID.equals("planned")) {
       return WARP_GRID.equals("onePass");
     }
     if (type != ElementType.FLOAT32 || pack == 1) {
       return false;
     }
-    return switch (op) {
-      case SOFTMAX -> true;
-      case LOG_SOFTMAX -> packs != 4;
-      case RMS_NORM, L2_NORMALIZE -> packs == 1;
-      default -> false;
+    if (op == Op.LAYER_NORM) {
+      return packs == 2;
+    }
+    return switch (packs) {
+      case 4 -> fullRows;
+      case 8 -> op != Op.RMS_NORM;
+      default -> true;
     };
   }
 
@@ -174,7 +179,7 @@ public record LaunchPlan(
           (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, type, pack, packs);
       long blocks = ceilDiv(rows, rowsPerBlock);
       int grid =
-          onePassWarpGrid(op, type, pack, packs)
+          onePassWarpGrid(op, type, pack, packs, packsPerRow == 32L * packs)
               ? (int) Math.min(blocks, MAX_WARP_BLOCKS)
               : grid(blocks, occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);
