@@ -44,26 +44,11 @@ interface RowPasses {
       float[] sums);
 
   /**
-   * Rows this wide take the LayerNorm center by a float32 two-sum (see {@link
-   * #layerNormStatistics}).
-   */
-  int NARROW_LAYER_NORM_WIDTH = 32;
-
-  /**
-   * LayerNorm's statistics of a group: the mean of x as an unevaluated float32 pair {@code
-   * high[row] + low[row]} and the sum of squared deviations {@code sums[row]}, from s = Σ (x −
-   * shifts[row]) and m = s / D:
-   *
-   * <ul>
-   *   <li>in general as {@link #sumsOfDifferences}, {@link #centers} (m in float64) and {@link
-   *       #sumsOfSquaredDeviations} give them;
-   *   <li>for rows of {@link #NARROW_LAYER_NORM_WIDTH} (a power of two, so m = s · 2^-5 exactly in
-   *       float32) the pair is shifts[row] + m by an exact two-sum in float32, which SIMD takes
-   *       eight rows at a time, both passes in one loop.
-   * </ul>
-   *
-   * The shifts are each row's first element, stored into {@code shifts} here; means is scratch.
-   * This default is the scalar definition; the SIMD passes give the same bits.
+   * LayerNorm's statistics of a group, as {@link #sumsOfDifferences} (from each row's first
+   * element, stored into {@code shifts}), {@link #centers} (the row mean as the float32 pair {@code
+   * high[row] + low[row]}) and {@link #sumsOfSquaredDeviations} (into {@code sums}) give them one
+   * after another, which is what this default does; means is scratch. An implementation may fuse
+   * the passes, with the same bits.
    */
   default void layerNormStatistics(
       float[] values,
@@ -78,24 +63,9 @@ interface RowPasses {
     for (int row = 0; row < count; row++) {
       shifts[row] = values[offset + row * width];
     }
-    if (width != NARROW_LAYER_NORM_WIDTH) {
-      sumsOfDifferences(values, offset, width, count, shifts, high);
-      centers(shifts, high, count, width, means, high, low);
-      sumsOfSquaredDeviations(values, offset, width, count, shifts, means, sums);
-      return;
-    }
-    float inverseWidth = 1f / NARROW_LAYER_NORM_WIDTH;
-    for (int row = 0; row < count; row++) {
-      int start = offset + row * width;
-      float shift = shifts[row];
-      float mean = FloatSums.sumOfDifferences(values, start, width, shift) * inverseWidth;
-      float sum = FloatSums.sumOfSquaredDeviations(values, start, width, shift, mean);
-      float centerHigh = shift + mean;
-      float meanPart = centerHigh - shift;
-      high[row] = centerHigh;
-      low[row] = (shift - (centerHigh - meanPart)) + (mean - meanPart);
-      sums[row] = sum;
-    }
+    sumsOfDifferences(values, offset, width, count, shifts, high);
+    centers(shifts, high, count, width, means, high, low);
+    sumsOfSquaredDeviations(values, offset, width, count, shifts, means, sums);
   }
 
   /**

@@ -310,10 +310,9 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * Rows of 32 (one step, {@link RowPasses#NARROW_LAYER_NORM_WIDTH}) in one pass: the row's four
-   * registers stay loaded from the sum of differences to the squared deviations, and the mean
-   * leaves the lane combine as a scalar that is broadcast again. The centers then take eight rows
-   * at a time.
+   * Rows of 32 (one step) in one pass: the row's four registers stay loaded from the sum of
+   * differences to the squared deviations, and the center pair is taken per row as {@link #centers}
+   * takes it (the mean, the sum times 2^-5, is exact in float32 and float64 alike).
    */
   @Override
   public void layerNormStatistics(
@@ -340,25 +339,19 @@ final class VectorRowPasses implements RowPasses {
       FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
       FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
       float mean = combineLanes(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d)) * (1f / STEP);
+      double center = (double) first + mean;
+      float centerHigh = (float) center;
       means[row] = mean;
-      FloatVector center = FloatVector.broadcast(FLOATS, mean);
-      a = a.sub(center);
-      b = b.sub(center);
-      c = c.sub(center);
-      d = d.sub(center);
+      high[row] = centerHigh;
+      low[row] = (float) (center - centerHigh);
+      FloatVector meanLanes = FloatVector.broadcast(FLOATS, mean);
+      a = a.sub(meanLanes);
+      b = b.sub(meanLanes);
+      c = c.sub(meanLanes);
+      d = d.sub(meanLanes);
       sums[row] =
           combineLanes(
               FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)));
-    }
-    // The scalar arrays hold GROUP_ROWS (a multiple of eight) values: lanes past count are
-    // computed from stale values and never read.
-    for (int i = 0; i < count; i += FLOAT_LANES) {
-      FloatVector shift = FloatVector.fromArray(FLOATS, shifts, i);
-      FloatVector mean = FloatVector.fromArray(FLOATS, means, i);
-      FloatVector centerHigh = shift.add(mean);
-      FloatVector meanPart = centerHigh.sub(shift);
-      centerHigh.intoArray(high, i);
-      shift.sub(centerHigh.sub(meanPart)).add(mean.sub(meanPart)).intoArray(low, i);
     }
   }
 
