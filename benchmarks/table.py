@@ -47,11 +47,13 @@ def main(directory):
             print("| %s | %d | %s | %s | %s | %s | %s |" % (op, width, fmt(plain), fmt(one), percent, fmt(two), scaling))
     if arrow:
         print()
-        print("| Arrow end to end (default engine, 2 threads) | width | GB/s | % of 2T copy |")
-        print("|---|---:|---:|---:|")
+        print("| Arrow end to end (default engine, 2 threads) | width | rows per vector | GB/s | % of 2T copy |")
+        print("|---|---:|---:|---:|---:|")
         for params, rate in arrow:
             percent = "%.0f %%" % (100 * rate / copy2) if copy2 else "-"
-            print("| %s | %s | %s | %s |" % (params["op"], params["width"], fmt(rate), percent))
+            rows = params.get("batchRows", "0")
+            rows = "all (256 MiB)" if rows == "0" else rows
+            print("| %s | %s | %s | %s | %s |" % (params["op"], params["width"], rows, fmt(rate), percent))
 
 
 def fmt(value):
