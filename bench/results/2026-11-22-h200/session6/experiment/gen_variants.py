@@ -35,25 +35,20 @@ ALL = [o for o, _ in OPS]
 def add(t, packs, tag, rows, cap, ops=ALL):
     for op in ops:
         variants.append((op, t, packs, tag, rows, cap))
-# f32
-for op in ALL:
-    r0 = default_rows(op, 4, 4, 1)
-    add("f32", 1, "b", r0, 4, [op])
-    add("f32", 1, "b", 2 * r0, 4, [op])
-add("f32", 1, "h", 2, 4, ["layer_norm"])
-for op in ALL:
-    add("f32", 2, "b", 2, default_cap(op, 4, 4, 2), [op])
-add("f32", 2, "b", 1, 4, ["layer_norm"]); add("f32", 2, "h", 1, 4, ["layer_norm"])
-add("f32", 4, "b", 1, 2, ["rms_norm", "layer_norm", "l2_normalize"])
-add("f32", 4, "b", 2, 2, ["rms_norm", "layer_norm", "l2_normalize"])
-add("f32", 8, "b", 1, 2, ["rms_norm", "layer_norm", "l2_normalize"])
-# bf16
-add("bf16", 1, "b", 2, 4); add("bf16", 1, "b", 4, 4); add("bf16", 1, "k", 2, 4); add("bf16", 1, "k", 4, 4)
-add("bf16", 1, "h", 2, 4, ["layer_norm"]); add("bf16", 1, "kh", 4, 4, ["layer_norm"])
-add("bf16", 2, "b", 1, 3); add("bf16", 2, "k", 1, 3); add("bf16", 2, "k", 2, 3); add("bf16", 2, "k", 2, 4)
-add("bf16", 4, "b", 1, 2); add("bf16", 4, "k", 1, 2); add("bf16", 4, "k", 1, 3); add("bf16", 4, "k", 2, 2)
-# f16: that the raw widening compiles and runs (not timed in the tables)
-add("f16", 1, "k", 4, 4, ["rms_norm", "layer_norm"]); add("f16", 1, "kh", 4, 4, ["layer_norm"])
+# call 3: the candidates of call 2 again, and their neighbours (rows 3, caps 3)
+NORMS = ["rms_norm", "layer_norm", "l2_normalize"]
+SOFT = ["softmax", "log_softmax"]
+add("f32", 1, "b", 4, 4)
+add("f32", 1, "b", 4, 3, ["layer_norm"]); add("f32", 1, "b", 3, 4, ["layer_norm"])
+add("f32", 2, "b", 2, 3, NORMS); add("f32", 2, "b", 2, 4, SOFT)
+add("f32", 4, "b", 2, 2, NORMS); add("f32", 4, "b", 1, 2, SOFT)
+add("f32", 8, "b", 1, 3, NORMS); add("f32", 8, "b", 1, 2)
+add("bf16", 1, "k", 4, 4, ["rms_norm", "l2_normalize"]); add("bf16", 1, "k", 2, 4, ["layer_norm"])
+add("bf16", 1, "k", 4, 3, ["layer_norm", "softmax"]); add("bf16", 1, "k", 3, 4, ["layer_norm"])
+add("bf16", 1, "b", 3, 4, ["layer_norm", "softmax", "log_softmax"]); add("bf16", 1, "b", 4, 3, ["softmax"])
+add("bf16", 1, "b", 4, 4, SOFT)
+add("bf16", 2, "k", 2, 4); add("bf16", 2, "k", 2, 3, ["layer_norm", "softmax"])
+add("bf16", 4, "k", 2, 2); add("bf16", 4, "k", 1, 2, SOFT)
 
 units = []
 manifest = {}
