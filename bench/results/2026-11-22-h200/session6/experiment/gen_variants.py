@@ -27,7 +27,7 @@ def default_cap(op, nbytes, pack, packs):
 
 defaults = []   # (op, t, packs)
 variants = []   # (op, t, packs, tag, rows, cap)
-for t, packs_list in (("f32", (1, 2, 4, 8)), ("bf16", (1, 2, 4)), ("f16", (1,))):
+for t, packs_list in (("f32", (1, 2, 4, 8)), ("bf16", (1, 2, 4)), ("f16", (1, 2, 4))):
     for packs in packs_list:
         for op, _ in OPS:
             defaults.append((op, t, packs))
@@ -35,20 +35,13 @@ ALL = [o for o, _ in OPS]
 def add(t, packs, tag, rows, cap, ops=ALL):
     for op in ops:
         variants.append((op, t, packs, tag, rows, cap))
-# call 3: the candidates of call 2 again, and their neighbours (rows 3, caps 3)
-NORMS = ["rms_norm", "layer_norm", "l2_normalize"]
-SOFT = ["softmax", "log_softmax"]
-add("f32", 1, "b", 4, 4)
-add("f32", 1, "b", 4, 3, ["layer_norm"]); add("f32", 1, "b", 3, 4, ["layer_norm"])
-add("f32", 2, "b", 2, 3, NORMS); add("f32", 2, "b", 2, 4, SOFT)
-add("f32", 4, "b", 2, 2, NORMS); add("f32", 4, "b", 1, 2, SOFT)
-add("f32", 8, "b", 1, 3, NORMS); add("f32", 8, "b", 1, 2)
-add("bf16", 1, "k", 4, 4, ["rms_norm", "l2_normalize"]); add("bf16", 1, "k", 2, 4, ["layer_norm"])
-add("bf16", 1, "k", 4, 3, ["layer_norm", "softmax"]); add("bf16", 1, "k", 3, 4, ["layer_norm"])
-add("bf16", 1, "b", 3, 4, ["layer_norm", "softmax", "log_softmax"]); add("bf16", 1, "b", 4, 3, ["softmax"])
-add("bf16", 1, "b", 4, 4, SOFT)
-add("bf16", 2, "k", 2, 4); add("bf16", 2, "k", 2, 3, ["layer_norm", "softmax"])
-add("bf16", 4, "k", 2, 2); add("bf16", 4, "k", 1, 2, SOFT)
+# call 5: f16 layer_norm (rows raw pay a conversion in each of three passes) held widened, and
+# the shipped choices (base.cu is this branch's source) as "ship"
+add("f16", 1, "b", 2, 4, ["layer_norm"]); add("f16", 1, "b", 3, 4, ["layer_norm"])
+add("f16", 1, "b", 4, 3, ["layer_norm"]); add("f16", 1, "b", 3, 3, ["layer_norm"])
+add("f16", 2, "b", 1, 3, ["layer_norm"]); add("f16", 2, "b", 2, 2, ["layer_norm"])
+add("f16", 4, "b", 1, 2, ["layer_norm"]); add("f16", 4, "b", 2, 2, ["layer_norm"])
+add("bf16", 1, "b", 3, 3, ["layer_norm"]); add("bf16", 1, "b", 4, 3, ["layer_norm"])
 
 units = []
 manifest = {}
@@ -64,7 +57,7 @@ for op, t, packs, tag, rows, cap in variants:
     k = f"embednorm_warp_{op}_{t}_p{pack}_c{packs}_x{tag}_r{rows}_m{cap}"
     manifest[k] = rows
     units.append(f'extern "C" __global__ void __launch_bounds__(256, {cap}) {k} EMBEDNORM_SIGNATURE({ctype}) '
-                 f'{{ warp_rows_lockstep<{dict(OPS)[op]}, {ctype}, {pack}, {packs}, {rows}, {raw}, {chan}>'
+                 f'{{ warp_rows_lockstep<{dict(OPS)[op]}, {ctype}, {pack}, {packs}, {rows}, {raw}>'
                  f'(input, output, offsets, rows, width, group, eps, weight, bias); }}')
 for i in range(tus):
     with open(f"tu_{i}.cu", "w") as f:

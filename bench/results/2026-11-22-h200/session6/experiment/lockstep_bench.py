@@ -20,6 +20,10 @@ for path in sorted(glob.glob(os.path.join(cubins, "*.cubin"))):
         try:
             kernels[name] = module.get_function(name)
         except Exception:
+            continue
+        try:  # shipped kernels carry their rows per lane
+            manifest[name] = int(cp.ndarray((1,), cp.int32, module.get_global(name + "_rows")).get()[0])
+        except Exception:
             pass
 missing = [k for k in manifest if k not in kernels]
 if missing:
@@ -40,12 +44,13 @@ def occupancy(k):
     per_warp = math.ceil(regs * 32 / 256) * 256
     return max(1, min((65536 // per_warp) // 8, 8))
 
-def one_pass_planned(op, t, packs, full):  # LaunchPlan.onePassWarpGrid
-    if t != "f32":
-        return False
-    if op == "layer_norm":
-        return packs == 2
-    return {4: full, 8: op != "rms_norm"}.get(packs, True)
+def one_pass_planned(op, t, packs, full):  # LaunchPlan.onePassWarpGrid (this branch)
+    norm = op in ("rms_norm", "l2_normalize")
+    if t == "f32":
+        return {1: op != "layer_norm", 2: True, 4: full}.get(packs, op != "layer_norm" or full)
+    if packs <= 2:
+        return norm or op == "log_softmax"
+    return norm and full
 
 def median(values):
     s = sorted(values)

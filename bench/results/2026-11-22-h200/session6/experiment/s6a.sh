@@ -17,9 +17,9 @@ wait
 cat $R/cubin/ptxas_*.txt > $R/ptxas.txt; grep -h "error" $R/ptxas.txt | head -20
 save "compiled: $(ls $R/cubin/*.cubin | wc -l) cubins"
 ls $R/cubin/*.cubin >/dev/null 2>&1 || exit 1
-PYTHONUNBUFFERED=1 timeout 330 python3 $E/lockstep_bench.py $R/cubin f32,bf16 32,64,128,256,512,768,1024 3 > $R/bench.txt 2>&1
+PYTHONUNBUFFERED=1 timeout 330 python3 $E/lockstep_bench.py $R/cubin f16,bf16 32,64,128,256,512,768,1024 3 > $R/bench.txt 2>&1
 save "bench rc=$?"
-PYTHONUNBUFFERED=1 python3 $E/lockstep_bench.py $R/cubin f16 32 1 > $R/bench-f16.txt 2>&1
-save "f16 rc=$?"
+
+
 nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv >> $R/smi.txt 2>&1
 save end
