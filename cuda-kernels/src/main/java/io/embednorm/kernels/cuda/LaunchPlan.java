@@ -142,6 +142,25 @@ public record LaunchPlan(
   }
 
   /**
+   * Packs a lane holds on the warp path for rows of at most 32 packs: 1 (a lane per pack), but 2
+   * (half the lanes) for layer_norm from 8 packs and log_softmax from 64 values, on the lockstep
+   * kernels. Each lane's work per row (the shuffle trees, a divide and a square root, the fallback
+   * test) is then spread over twice the values. Measured on an H200 (docs/PERFORMANCE.md, "Session
+   * 6", widths 32-256): layer_norm fp32 90 -> 96-98 %, bf16 and f16 82-84 -> 90-92 % from 64 wide;
+   * log_softmax +2 to +10 from 64 wide; the other ops and narrower rows gained nothing.
+   */
+  static int minWarpPacks(Op op, ElementType type, int pack, int packsPerRow) {
+    if (!lockstep(type, pack)) {
+      return 1;
+    }
+    if ((op == Op.LAYER_NORM && packsPerRow >= 8)
+        || (op == Op.LOG_SOFTMAX && packsPerRow * pack >= 64)) {
+      return 2;
+    }
+    return 1;
+  }
+
+  /**
    * Whether a warp-path launch takes one pass over the batch (a block for each 256 threads' share
    * of rows) rather than only the blocks the device holds at once, each looping over rows. Chosen
    * per kernel from timings of both on an H200 (docs/PERFORMANCE.md, "Session 6"), for the lockstep
@@ -210,8 +229,11 @@ public record LaunchPlan(
     int maxPacks = maxWarpPacks(type, pack);
     int packsPerRow = ceilDiv(maxWidth, pack);
     if (packsPerRow <= 32 * maxPacks) {
-      int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
-      int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
+      int packs =
+          packsPerRow <= 32
+              ? minWarpPacks(op, type, pack, packsPerRow)
+              : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
+      int group = packsPerRow <= 32 ? nextPowerOfTwo(ceilDiv(packsPerRow, packs)) : 32;
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
       long rowsPerBlock =
           (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, type, pack, packs);
