@@ -1221,6 +1221,7 @@ __host__ __device__ constexpr bool warp_raw_rows(int op, int bytes, int packs, b
 // The others (session 4, "Rows per lane"): 4 rows for up to 4 values a lane (LayerNorm 2), 2 rows
 // for 8, 1 beyond, at 64 registers (128 beyond). Where that spilled, fewer rows or 80 registers
 // measured faster and are taken:
+//   - float32 scalar rows, 8 values a lane, rms_norm, layer_norm and l2_normalize: 80 registers;
 //   - 2-byte scalar rows (unaligned widths): 1 row for rms_norm from 4 values, layer_norm at 8;
 //   - float64: 1 or 2 rows from 4 values a lane; 80 registers for 2 rows of 8 values (softmax,
 //     log_softmax) or of 4 (layer_norm).
