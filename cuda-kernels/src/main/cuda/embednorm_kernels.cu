@@ -13,7 +13,8 @@
 // Paths, chosen on the host by width (DESIGN.md §5):
 //   embednorm_warp_<op>_<type>_p<PACK>_c<PACKS>: a group of `group` lanes (1..32, a power of two)
 //     per row, the row held in registers, PACKS packs of PACK elements per lane; several rows per
-//     warp, and 2 to 4 rows per lane at once where a row slice is small (more loads in flight).
+//     warp, and 2 to 4 rows per lane at once where a row slice is small (more loads in flight),
+//     in lockstep for 16-byte packs of 4- and 2-byte types (their reductions overlap).
 //   embednorm_block_<op>_<type>_p<PACK>_cached: a block per row, the row cached in shared memory.
 //   embednorm_block_<op>_<type>_p<PACK>_uncached: a block per row, re-reading device memory.
 // PACK > 1 means 16-byte loads and stores: the host picks it only when every row starts 16-byte
@@ -360,6 +361,296 @@ __device__ __forceinline__ void warp_rows(const T* __restrict__ input, T* __rest
             values[k] = value;
           }
           *reinterpret_cast<Pack<T, PACK>*>(output + start[r] + col) = narrow_pack<T>(values);
+        }
+      }
+    }
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Warp path, rows in lockstep (16-byte packs of 4- and 2-byte types): a lane's ROWS rows go
+// through each step together (partials, each shuffle level, outputs), so that the rows' reduction
+// chains overlap instead of running one after another. Per row only its statistics stay live; the
+// rare float64 fallback runs after every row is stored, re-reading and rewriting just the rows that
+// need it, so that neither the rows nor double statistics are live across it. RAW (2-byte types):
+// the rows stay in registers as loaded, two values a 32-bit word, widened again in each pass
+// (bf16: a shift or an AND; f16: a conversion), at half the registers of widened rows, which
+// makes room for more rows a lane. Rows held widened are centred in place (layer_norm: x - shift,
+// then - mean; softmax: exp), which rounds exactly as computing the same expressions again. The
+// outputs are bit for bit those of warp_rows. Measured on an H200 against warp_rows (widths
+// 32-1024, docs/PERFORMANCE.md, "Session 6"): fp32 layer_norm +13 to +17 points at widths 32-128,
+// 2-byte kernels up to +15; a one-tree Chan merge of layer_norm's statistics measured slower.
+
+// Element `high` (0 or 1) of a word holding two 2-byte values, widened exactly.
+template <typename T>
+__device__ __forceinline__ float widen_word(unsigned word, int high);
+template <>
+__device__ __forceinline__ float widen_word<__nv_bfloat16>(unsigned word, int high) {
+  return __uint_as_float(high ? (word & 0xffff0000u) : (word << 16));
+}
+template <>
+__device__ __forceinline__ float widen_word<__half>(unsigned word, int high) {
+  return __half2float(__ushort_as_half(static_cast<unsigned short>(high ? word >> 16 : word)));
+}
+
+template <int OP, typename T, int PACK, int PACKS, int ROWS, bool RAW>
+__device__ __forceinline__ void warp_rows_lockstep(
+    const T* __restrict__ input, T* __restrict__ output, const long long* __restrict__ offsets,
+    long long rows, int width, int group, double eps,
+    const typename Compute<T>::type* __restrict__ weight,
+    const typename Compute<T>::type* __restrict__ bias) {
+  using C = typename Compute<T>::type;
+  constexpr int kCols = PACK * PACKS;
+  constexpr bool kRaw = RAW && sizeof(T) == 2 && PACK * sizeof(T) == 16;
+  constexpr bool kNorm = OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm;
+  constexpr unsigned kAll = 0xffffffffu;
+  const int lane = threadIdx.x & 31;
+  const int group_lane = lane & (group - 1);
+  const int groups_per_warp = 32 / group;
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
+  const long long rows_per_warp = static_cast<long long>(groups_per_warp) * ROWS;
+  const C epsilon = static_cast<C>(eps);
+
+  for (long long base = warp * rows_per_warp; base < rows; base += warps * rows_per_warp) {
+    C x[kRaw ? 1 : ROWS][kRaw ? 1 : kCols];
+    Pack<unsigned, 4> raw[kRaw ? ROWS : 1][kRaw ? PACKS : 1];
+    long long start[ROWS];
+    int n[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const long long row = base + static_cast<long long>(lane / group) * ROWS + r;
+      const bool active = row < rows;
+      start[r] = active ? row_start<T>(offsets, row, width) : 0;
+      n[r] = active ? row_width(offsets, row, width) : 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        const int col = column<PACK>(p, 0, group, group_lane);
+        if constexpr (kRaw) {
+          if (col < n[r]) {
+            raw[r][p] = *reinterpret_cast<const Pack<unsigned, 4>*>(input + start[r] + col);
+          } else {
+#pragma unroll
+            for (int w = 0; w < 4; ++w) raw[r][p].values[w] = 0u;
+          }
+        } else if (col < n[r]) {
+          const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(input + start[r] + col);
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) x[r][p * PACK + k] = widen(pack.values[k]);
+        } else {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) x[r][p * PACK + k] = C(0);
+        }
+      }
+    }
+    auto value = [&](int r, int p, int k) -> C {
+      if constexpr (kRaw) {
+        return widen_word<T>(raw[r][p].values[k >> 1], k & 1);
+      } else {
+        return x[r][p * PACK + k];
+      }
+    };
+    auto present = [&](int r, int p) { return column<PACK>(p, 0, group, group_lane) < n[r]; };
+
+    // Per row, outputs are: norms ((x - shift) - mean) * scale (shift = mean = 0 but for
+    // layer_norm), softmax exp(x - shift) * scale, log_softmax (x - shift) - mean.
+    C shift[ROWS], mean[ROWS], scale[ROWS];
+    bool need[ROWS];
+    bool any = false;
+    if constexpr (kNorm) {
+      C squares[ROWS];
+      if constexpr (OP == kLayerNorm) {
+        C sum[ROWS];
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+          // Shift by the row's first value (held by the group's first lane).
+          shift[r] = __shfl_sync(kAll, value(r, 0, 0), lane & ~(group - 1));
+          sum[r] = 0;
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+            for (int k = 0; k < PACK; ++k) {
+              const C shifted = value(r, p, k) - shift[r];
+              if constexpr (!kRaw) x[r][p * PACK + k] = shifted;
+              if (present(r, p)) sum[r] += shifted;
+            }
+          }
+        }
+        auto shifted = [&](int r, int p, int k) -> C {
+          if constexpr (kRaw) {
+            return value(r, p, k) - shift[r];
+          } else {
+            return x[r][p * PACK + k];
+          }
+        };
+        for (int mask = group >> 1; mask > 0; mask >>= 1) {
+#pragma unroll
+          for (int r = 0; r < ROWS; ++r) sum[r] += __shfl_xor_sync(kAll, sum[r], mask);
+        }
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+          mean[r] = sum[r] / n[r];
+          squares[r] = 0;
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+            for (int k = 0; k < PACK; ++k) {
+              const C centered = shifted(r, p, k) - mean[r];
+              if constexpr (!kRaw) x[r][p * PACK + k] = centered;
+              if (present(r, p)) squares[r] += centered * centered;
+            }
+          }
+        }
+        for (int mask = group >> 1; mask > 0; mask >>= 1) {
+#pragma unroll
+          for (int r = 0; r < ROWS; ++r) squares[r] += __shfl_xor_sync(kAll, squares[r], mask);
+        }
+      } else {
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+          shift[r] = 0;
+          mean[r] = 0;
+          squares[r] = 0;
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+            for (int k = 0; k < PACK; ++k) squares[r] += value(r, p, k) * value(r, p, k);
+          }
+        }
+        for (int mask = group >> 1; mask > 0; mask >>= 1) {
+#pragma unroll
+          for (int r = 0; r < ROWS; ++r) squares[r] += __shfl_xor_sync(kAll, squares[r], mask);
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        const bool sum_ok = OP != kLayerNorm || (mean[r] == mean[r] && mean[r] <= C(0x1p100f) &&
+                                                 mean[r] >= C(-0x1p100f));
+        need[r] = n[r] > 0 && !(sum_ok && safe_squares(squares[r], eps,
+                                                       OP == kL2Normalize ? 0x1p-40 : 0x1p-60));
+        any = any || need[r];
+        scale[r] = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares[r]), epsilon)
+                                      : C(1) / sqrt_c(squares[r] / n[r] + epsilon);
+      }
+    } else {
+      C sum[ROWS];
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        need[r] = false;
+        shift[r] = -INFINITY;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            if (present(r, p)) shift[r] = max_elements(shift[r], value(r, p, k));
+          }
+        }
+      }
+      for (int mask = group >> 1; mask > 0; mask >>= 1) {
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+          shift[r] = max_nan(shift[r], __shfl_xor_sync(kAll, shift[r], mask));
+        }
+      }
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        sum[r] = 0;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            if constexpr (OP == kSoftmax && !kRaw) {
+              x[r][p * PACK + k] = exp_c(x[r][p * PACK + k] - shift[r]);
+              if (present(r, p)) sum[r] += x[r][p * PACK + k];
+            } else {
+              if (present(r, p)) sum[r] += exp_c(value(r, p, k) - shift[r]);
+            }
+          }
+        }
+      }
+      for (int mask = group >> 1; mask > 0; mask >>= 1) {
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) sum[r] += __shfl_xor_sync(kAll, sum[r], mask);
+      }
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        scale[r] = C(1) / sum[r];
+        mean[r] = log_c(sum[r]);  // (x - max) - log(sum), never x - (max + log(sum))
+      }
+    }
+
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        const int col = column<PACK>(p, 0, group, group_lane);
+        if (col < n[r]) {
+          C values[PACK];
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            C result;
+            if constexpr (OP == kSoftmax) {
+              result = (kRaw ? exp_c(value(r, p, k) - shift[r]) : value(r, p, k)) * scale[r];
+            } else if constexpr (OP == kLogSoftmax) {
+              result = (value(r, p, k) - shift[r]) - mean[r];
+            } else if constexpr (OP == kLayerNorm && kRaw) {
+              result = ((value(r, p, k) - shift[r]) - mean[r]) * scale[r];
+            } else {
+              result = value(r, p, k) * scale[r];  // layer_norm: centred in place
+            }
+            if (weight != nullptr) result *= weight[col + k];
+            if (bias != nullptr) result += bias[col + k];
+            values[k] = result;
+          }
+          *reinterpret_cast<Pack<T, PACK>*>(output + start[r] + col) = narrow_pack<T>(values);
+        }
+      }
+    }
+
+    // The rare float64 fallback: rows whose float statistics left the safe range are computed
+    // again in double and their outputs rewritten (by the same lanes, so after the float ones).
+    // One row at a time, as the shuffles need every lane of the warp; the row is picked by
+    // selects rather than a run-time array index, which would put the arrays in local memory.
+    if constexpr (kNorm) {
+      if (__any_sync(kAll, any)) {
+#pragma unroll 1
+        for (int r = 0; r < ROWS; ++r) {
+          long long row_begin = 0;
+          int row_n = 0;
+          bool row_needs = false;
+#pragma unroll
+          for (int q = 0; q < ROWS; ++q) {
+            if (q == r) {
+              row_begin = start[q];
+              row_n = n[q];
+              row_needs = need[q];
+            }
+          }
+          if (__any_sync(kAll, row_needs)) {
+            const double2 exact =
+                exact_statistics<OP>(input + row_begin, row_n, group, group_lane, eps);
+            if (row_needs) {
+#pragma unroll
+              for (int p = 0; p < PACKS; ++p) {
+                const int col = column<PACK>(p, 0, group, group_lane);
+                if (col < row_n) {
+                  const Pack<T, PACK> pack =
+                      *reinterpret_cast<const Pack<T, PACK>*>(input + row_begin + col);
+                  C values[PACK];
+#pragma unroll
+                  for (int k = 0; k < PACK; ++k) {
+                    C result = static_cast<C>(
+                        (static_cast<double>(widen(pack.values[k])) - exact.y) * exact.x);
+                    if (weight != nullptr) result *= weight[col + k];
+                    if (bias != nullptr) result += bias[col + k];
+                    values[k] = result;
+                  }
+                  *reinterpret_cast<Pack<T, PACK>*>(output + row_begin + col) =
+                      narrow_pack<T>(values);
+                }
+              }
+            }
+          }
         }
       }
     }
@@ -1082,27 +1373,54 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
   (const T* input, T* output, const long long* offsets, long long rows, int width, int group,   \
    double eps, const Compute<T>::type* weight, const Compute<T>::type* bias)
 
+// Which warp kernels run warp_rows_lockstep: 16-byte packs of 4- and 2-byte types (measured in
+// session 6, docs/PERFORMANCE.md); the others (scalar packs, float64) keep warp_rows.
+__host__ __device__ constexpr bool warp_lockstep(int bytes, int pack) {
+  return bytes <= 4 && pack * bytes == 16;
+}
+
+// Whether a lockstep kernel keeps 2-byte rows raw in registers: all but the softmaxes at one
+// pack a lane, which hold their rows widened (softmax keeps exp(x - max) in place), and f16
+// layer_norm at one or two packs, whose three passes would convert each value three times; both
+// measured faster widened (f16 layer_norm: +3 to +6 points).
+__host__ __device__ constexpr bool warp_raw_rows(int op, int bytes, int packs, bool half) {
+  return bytes == 2 && !(packs == 1 && (op == kSoftmax || op == kLogSoftmax)) &&
+         !(half && op == kLayerNorm && packs <= 2);
+}
+
 // The warp path's rows per lane (all their loads in flight before the first reduction) and
 // register cap (the blocks of 256 threads an SM must hold: 4 is 64 registers, 3 is 80, 2 is 128),
-// per op, value size and pack. Chosen from timings on an H200 of each kernel with 1, 2 and 4 rows
-// and caps of 3 to 8 blocks (docs/PERFORMANCE.md, "Rows per lane"). The base: 4 rows for up to 4
-// values a lane (LayerNorm 2), 2 rows for 8, 1 beyond, at 64 registers (128 beyond). Where that
-// spilled, fewer rows or 80 registers measured faster and are taken:
-//   - float32, 8 values a lane, rms_norm, layer_norm and l2_normalize: 80 registers;
+// per op, value size and pack.
+// Lockstep kernels (session 6, H200, each op and width 32-1024 timed with 1-8 rows and caps 2-4 on
+// both grids, docs/PERFORMANCE.md): 4 rows at one pack a lane (fp32 layer_norm 3; 2-byte softmax
+// 3), 2 at two packs, 2 for the norms and 1 for the softmaxes at four, 1 at eight (fp32 only);
+// caps 4 at one pack, 3 for 2-byte layer_norm at one or two packs (f16 at two: 2) and for fp32
+// norms at two, 3 for fp32 rms_norm and l2_normalize at eight, else 2.
+// The others (session 4, "Rows per lane"): 4 rows for up to 4 values a lane (LayerNorm 2), 2 rows
+// for 8, 1 beyond, at 64 registers (128 beyond). Where that spilled, fewer rows or 80 registers
+// measured faster and are taken:
+//   - float32 scalar rows, 8 values a lane, rms_norm, layer_norm and l2_normalize: 80 registers;
 //   - 2-byte scalar rows (unaligned widths): 1 row for rms_norm from 4 values, layer_norm at 8;
 //   - float64: 1 or 2 rows from 4 values a lane; 80 registers for 2 rows of 8 values (softmax,
 //     log_softmax) or of 4 (layer_norm).
-// 2-byte layer_norm with 16-byte packs keeps 2 rows: 1 row or 80 registers measured 3-6 points
-// slower (its 16 bytes of spill, all around the float64 fallback's call, went with the call).
-// float32 layer_norm at 4 values a lane keeps 2 rows too: 1 row measured 7-8 points slower.
 // A few float64 kernels still spill (layer_norm at 8 values, softmax from 8), less than before.
 // LaunchPlan.rowsPerLane mirrors warp_rows_per_lane exactly; each warp kernel's count is also in
 // the module as <kernel>_rows, which the GPU tests compare with LaunchPlan.
 __host__ __device__ constexpr int warp_rows_per_lane(int op, int bytes, int pack, int packs) {
   const int cols = pack * packs;
+  const bool softmaxes = op == kSoftmax || op == kLogSoftmax;
+  if (warp_lockstep(bytes, pack)) {
+    if (packs == 1) {
+      if (bytes == 4) return op == kLayerNorm ? 3 : 4;
+      return op == kSoftmax ? 3 : 4;
+    }
+    if (packs == 2) return 2;
+    if (packs == 4) return softmaxes ? 1 : 2;
+    return 1;
+  }
   if (cols > 8) return 1;
   if (bytes == 8) {
-    if (cols == 8) return op == kSoftmax || op == kLogSoftmax ? 2 : 1;
+    if (cols == 8) return softmaxes ? 2 : 1;
     if (cols == 4) return op == kSoftmax ? 1 : 2;
     if (cols == 2 && op == kSoftmax) return 2;
   } else if (bytes == 2 && pack == 1) {
@@ -1113,13 +1431,42 @@ __host__ __device__ constexpr int warp_rows_per_lane(int op, int bytes, int pack
   return op == kLayerNorm ? 2 : 4;
 }
 
-__host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, int packs) {
+__host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, int packs,
+                                                  bool half) {
   const int cols = pack * packs;
   const bool norm = op == kRmsNorm || op == kLayerNorm || op == kL2Normalize;
+  if (warp_lockstep(bytes, pack)) {
+    if (half && op == kLayerNorm && packs == 2) return 2;  // widened rows, 2 a lane
+    if (bytes == 4) {
+      if (packs == 1) return 4;
+      if (packs == 2) return norm ? 3 : 4;
+      if (packs == 4) return 2;
+      return op == kRmsNorm || op == kL2Normalize ? 3 : 2;
+    }
+    if (packs <= 2) return op == kLayerNorm ? 3 : 4;
+    return 2;
+  }
   if (cols > 8) return 2;
   if (bytes == 4 && cols == 8 && norm) return 3;
   if (bytes == 8 && ((cols == 8 && !norm) || (cols == 4 && op == kLayerNorm))) return 3;
   return 4;
+}
+
+template <int OP, typename T, int PACK, int PACKS>
+__device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __restrict__ output,
+                                            const long long* __restrict__ offsets, long long rows,
+                                            int width, int group, double eps,
+                                            const typename Compute<T>::type* __restrict__ weight,
+                                            const typename Compute<T>::type* __restrict__ bias) {
+  constexpr int kRows = warp_rows_per_lane(OP, sizeof(T), PACK, PACKS);
+  if constexpr (warp_lockstep(sizeof(T), PACK)) {
+    constexpr bool kRaw = warp_raw_rows(OP, sizeof(T), PACKS, std::is_same_v<T, __half>);
+    warp_rows_lockstep<OP, T, PACK, PACKS, kRows, kRaw>(input, output, offsets, rows, width, group,
+                                                       eps, weight, bias);
+  } else {
+    warp_rows<OP, T, PACK, PACKS, kRows>(input, output, offsets, rows, width, group, eps, weight,
+                                         bias);
+  }
 }
 
 #define EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, PACKS)                                       \
@@ -1127,10 +1474,11 @@ __host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, i
       embednorm_warp_##OP_NAME##_##NAME##_p##PACK##_c##PACKS##_rows =                           \
           warp_rows_per_lane(OP, sizeof(T), PACK, PACKS);                                       \
   extern "C" __global__ void                                                                    \
-  __launch_bounds__(256, warp_min_blocks(OP, sizeof(T), PACK, PACKS))                           \
+  __launch_bounds__(256, warp_min_blocks(OP, sizeof(T), PACK, PACKS,                           \
+                                         std::is_same_v<T, __half>))                            \
       embednorm_warp_##OP_NAME##_##NAME##_p##PACK##_c##PACKS EMBEDNORM_SIGNATURE(T) {           \
-    warp_rows<OP, T, PACK, PACKS, warp_rows_per_lane(OP, sizeof(T), PACK, PACKS)>(              \
-        input, output, offsets, rows, width, group, eps, weight, bias);                         \
+    warp_kernel<OP, T, PACK, PACKS>(input, output, offsets, rows, width, group, eps, weight,    \
+                                    bias);                                                      \
   }
 
 #define EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, SUFFIX, CACHED, ALIGNED)          \

@@ -109,18 +109,42 @@ public record LaunchPlan(
   }
 
   /**
+   * Whether a warp kernel runs the kernels' lockstep loop (warp_lockstep in the kernels): 16-byte
+   * packs of 4- and 2-byte types.
+   */
+  static boolean lockstep(ElementType type, int pack) {
+    return type.byteWidth() <= 4 && pack * type.byteWidth() == 16;
+  }
+
+  /**
    * Rows a lane holds at once on the warp path: warp_rows_per_lane in the kernels, which says why
    * (measured per op, value size and pack). Each warp kernel also carries its count as {@code
    * <kernel>_rows}; the GPU tests check that the two agree.
    */
   static int rowsPerLane(Op op, ElementType type, int pack, int packs) {
     int columns = pack * packs;
+    boolean softmaxes = op == Op.SOFTMAX || op == Op.LOG_SOFTMAX;
+    if (lockstep(type, pack)) {
+      if (packs == 1) {
+        if (type.byteWidth() == 4) {
+          return op == Op.LAYER_NORM ? 3 : 4;
+        }
+        return op == Op.SOFTMAX ? 3 : 4;
+      }
+      if (packs == 2) {
+        return 2;
+      }
+      if (packs == 4) {
+        return softmaxes ? 1 : 2;
+      }
+      return 1;
+    }
     if (columns > 8) {
       return 1;
     }
     if (type.byteWidth() == 8) {
       if (columns == 8) {
-        return op == Op.SOFTMAX || op == Op.LOG_SOFTMAX ? 2 : 1;
+        return softmaxes ? 2 : 1;
       }
       if (columns == 4) {
         return op == Op.SOFTMAX ? 1 : 2;
@@ -143,15 +167,43 @@ public record LaunchPlan(
   }
 
   /**
+   * Packs a lane holds on the warp path for rows of at most 32 packs: 1 (a lane per pack), but 2
+   * (half the lanes) for layer_norm from 8 packs and log_softmax from 64 values, on the lockstep
+   * kernels. Each lane's work per row (the shuffle trees, a divide and a square root, the fallback
+   * test) is then spread over twice the values. Measured on an H200 (docs/PERFORMANCE.md, "Session
+   * 6", widths 32-256): layer_norm fp32 90 -> 96-98 %, bf16 and f16 82-84 -> 90-92 % from 64 wide;
+   * log_softmax +2 to +10 from 64 wide; the other ops and narrower rows gained nothing.
+   */
+  static int minWarpPacks(Op op, ElementType type, int pack, int packsPerRow) {
+    if (!lockstep(type, pack)) {
+      return 1;
+    }
+    if ((op == Op.LAYER_NORM && packsPerRow >= 8)
+        || (op == Op.LOG_SOFTMAX && packsPerRow * pack >= 64)) {
+      return 2;
+    }
+    return 1;
+  }
+
+  /**
    * Whether a warp-path launch takes one pass over the batch (a block for each 256 threads' share
    * of rows) rather than only the blocks the device holds at once, each looping over rows. Chosen
-   * per kernel from timings of both on an H200 (docs/PERFORMANCE.md, "Warp grids" and "Session 5"),
-   * with the float64 fallback inlined: one pass for float32 rows in 16-byte packs, except
-   * layer_norm at 1, 4 or 8 packs a lane (1-9 points slower there) and rms_norm at 8 (768: 9
-   * slower); at 4 packs only where the widest row fills every lane's packs (width 512: +2 to +7; at
-   * 300, 53 of the 128 packs empty, one pass was 1.4-6 points slower). Every 2-byte kernel stays
-   * resident (one pass: 5-12 points slower), and so do the kernels not timed both ways. (A copy
-   * kernel reaches 96-99 % of the device copy on one pass, 91-93 % resident.)
+   * per kernel from timings of both on an H200 (docs/PERFORMANCE.md, "Session 6"), for the lockstep
+   * kernels (16-byte packs of 4- and 2-byte types); every other warp kernel stays resident (not
+   * timed both ways). (A copy kernel reaches 96-99 % of the device copy on one pass, 91-93 %
+   * resident.)
+   *
+   * <ul>
+   *   <li>float32: one pass, but layer_norm at one pack a lane (3 rows resident: 90-91 %, as fast
+   *       as 4 rows on one pass, which spilled), and at four or eight packs only where the widest
+   *       row fills every lane's packs (so do all ops at four packs; session 5: at width 300, 53 of
+   *       128 packs empty, one pass was 1.4-6 points slower; width 768, eight packs not full:
+   *       layer_norm one pass 84 % against 94 % resident).
+   *   <li>2-byte types: one pass for rms_norm and l2_normalize (96-98 % against 87-94 %; at four
+   *       packs only where rows are full: width 768 85-87 % one pass against 94 % resident) and
+   *       log_softmax at one and two packs; resident for layer_norm and softmax, and for
+   *       log_softmax at four packs.
+   * </ul>
    *
    * @param fullRows whether the widest row fills all {@code 32 * packs} packs of its lanes
    */
@@ -159,16 +211,21 @@ public record LaunchPlan(
     if (!WARP_GRID.equals("planned")) {
       return WARP_GRID.equals("onePass");
     }
-    if (type != ElementType.FLOAT32 || pack == 1) {
+    if (!lockstep(type, pack)) {
       return false;
     }
-    if (op == Op.LAYER_NORM) {
-      return packs == 2;
+    boolean norm = op == Op.RMS_NORM || op == Op.L2_NORMALIZE;
+    if (type == ElementType.FLOAT32) {
+      return switch (packs) {
+        case 1 -> op != Op.LAYER_NORM;
+        case 2 -> true;
+        case 4 -> fullRows;
+        default -> op != Op.LAYER_NORM || fullRows;
+      };
     }
     return switch (packs) {
-      case 4 -> fullRows;
-      case 8 -> op != Op.RMS_NORM;
-      default -> true;
+      case 1, 2 -> norm || op == Op.LOG_SOFTMAX;
+      default -> norm && fullRows;
     };
   }
 
@@ -197,8 +254,11 @@ public record LaunchPlan(
     int maxPacks = maxWarpPacks(type, pack);
     int packsPerRow = ceilDiv(maxWidth, pack);
     if (packsPerRow <= 32 * maxPacks) {
-      int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
-      int packs = packsPerRow <= 32 ? 1 : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
+      int packs =
+          packsPerRow <= 32
+              ? minWarpPacks(op, type, pack, packsPerRow)
+              : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
+      int group = packsPerRow <= 32 ? nextPowerOfTwo(ceilDiv(packsPerRow, packs)) : 32;
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
       long rowsPerBlock =
           (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, type, pack, packs);

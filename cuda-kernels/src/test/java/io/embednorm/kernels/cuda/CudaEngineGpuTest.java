@@ -342,6 +342,19 @@ class CudaEngineGpuTest {
                 0,
                 group,
                 pack));
+        if (packsPerRow >= 2 && packsPerRow <= 32) {
+          // Two packs a lane over half the lanes (the planner's shape for layer_norm and
+          // log_softmax from 8 packs or 64 values).
+          plans.add(
+              new LaunchPlan(
+                  "embednorm_warp_" + name + "_p" + pack + "_c2",
+                  "warp",
+                  3,
+                  LaunchPlan.WARP_PATH_BLOCK,
+                  0,
+                  LaunchPlan.nextPowerOfTwo((packsPerRow + 1) / 2),
+                  pack));
+        }
         if (packsPerRow <= 16) {
           // A wider group than needed: lanes past the row's end must be masked off.
           plans.add(
