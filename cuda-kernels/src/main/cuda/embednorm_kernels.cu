@@ -936,23 +936,25 @@ struct RowSlice {
   }
 };
 
+// A row's statistics on the warp-row path, the same in every lane (xor-butterfly reductions).
+template <typename C>
+struct RowStatistics {
+  C scale = 1, shift = 0, mean = 0, maximum = 0, inverse = 1, log_sum = 0;
+  bool needs_double = false;  // float statistics outside the safe range: the float64 fallback
+};
+
 template <int OP, typename T, int PACK, int MAXP>
-__device__ __forceinline__ void warp_row_normalize(RowSlice<T, PACK, MAXP>& row, int lane,
-                                                   double eps,
-                                                   const typename Compute<T>::type* weight,
-                                                   const typename Compute<T>::type* bias) {
+__device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_statistics(
+    const RowSlice<T, PACK, MAXP>& row, int lane, double eps) {
   using C = typename Compute<T>::type;
-  const C epsilon = static_cast<C>(eps);
+  RowStatistics<C> stats;
   const int n = row.n;
   const bool has_edge = row.edge >= 0;
   const C e = row.edge_value;
-  bool use_double = false;
-  double scale_double = 0, shift_double = 0;
-  C scale = 1, shift = 0, mean = 0, maximum = 0, inverse = 1, log_sum = 0;
   if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
     C squares = 0;
     if constexpr (OP == kLayerNorm) {
-      shift = widen(row.in[0]);
+      const C shift = n > 0 ? widen(row.in[0]) : C(0);
       C sum = has_edge ? e - shift : C(0);
 #pragma unroll
       for (int p = 0; p < MAXP; ++p) {
@@ -961,7 +963,7 @@ __device__ __forceinline__ void warp_row_normalize(RowSlice<T, PACK, MAXP>& row,
           for (int k = 0; k < PACK; ++k) sum += row.x[p][k] - shift;
         }
       }
-      mean = group_sum(sum, 32) / n;
+      const C mean = group_sum(sum, 32) / n;
       if (has_edge) {
         const C centered = (e - shift) - mean;
         squares = centered * centered;
@@ -976,6 +978,8 @@ __device__ __forceinline__ void warp_row_normalize(RowSlice<T, PACK, MAXP>& row,
           }
         }
       }
+      stats.shift = shift;
+      stats.mean = mean;
     } else {
       squares = e * e;  // 0 without an edge element, as are the packs past the row
 #pragma unroll
@@ -984,19 +988,17 @@ __device__ __forceinline__ void warp_row_normalize(RowSlice<T, PACK, MAXP>& row,
         for (int k = 0; k < PACK; ++k) squares += row.x[p][k] * row.x[p][k];
       }
     }
-    squares = group_sum(squares, 32);  // the same bits in every lane (xor butterfly)
+    squares = group_sum(squares, 32);
+    const C mean = stats.mean;
     const bool sum_ok =
         OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
-    use_double = !sum_ok || !safe_squares(squares, eps, OP == kL2Normalize ? 0x1p-40 : 0x1p-60);
-    if (use_double) {  // uniform across the warp: one row, reduced values
-      const double2 exact = exact_statistics<OP>(row.in, n, 32, lane, eps);
-      scale_double = exact.x;
-      shift_double = exact.y;
-    }
-    scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
-                               : C(1) / sqrt_c(squares / n + epsilon);
+    stats.needs_double =
+        n > 0 && (!sum_ok || !safe_squares(squares, eps, OP == kL2Normalize ? 0x1p-40 : 0x1p-60));
+    const C epsilon = static_cast<C>(eps);
+    stats.scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
+                                     : C(1) / sqrt_c(squares / n + epsilon);
   } else {
-    maximum = has_edge ? e : C(-INFINITY);
+    C maximum = has_edge ? e : C(-INFINITY);
 #pragma unroll
     for (int p = 0; p < MAXP; ++p) {
       if (row.valid(p, lane)) {
@@ -1014,20 +1016,29 @@ __device__ __forceinline__ void warp_row_normalize(RowSlice<T, PACK, MAXP>& row,
       }
     }
     sum = group_sum(sum, 32);
-    inverse = C(1) / sum;
-    log_sum = log_c(sum);
+    stats.maximum = maximum;
+    stats.inverse = C(1) / sum;
+    stats.log_sum = log_c(sum);
   }
+  return stats;
+}
+
+// Stores the row's outputs from its registers, by the float statistics.
+template <int OP, typename T, int PACK, int MAXP>
+__device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP>& row,
+                                               const RowStatistics<typename Compute<T>::type>& stats,
+                                               int lane, const typename Compute<T>::type* weight,
+                                               const typename Compute<T>::type* bias) {
+  using C = typename Compute<T>::type;
   auto result = [&](C value, int col) {
-    if (use_double) {
-      value = static_cast<C>((static_cast<double>(value) - shift_double) * scale_double);
-    } else if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
-      value *= scale;
+    if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
+      value *= stats.scale;
     } else if constexpr (OP == kLayerNorm) {
-      value = ((value - shift) - mean) * scale;
+      value = ((value - stats.shift) - stats.mean) * stats.scale;
     } else if constexpr (OP == kSoftmax) {
-      value = exp_c(value - maximum) * inverse;
+      value = exp_c(value - stats.maximum) * stats.inverse;
     } else {
-      value = (value - maximum) - log_sum;  // never x - (max + log(sum))
+      value = (value - stats.maximum) - stats.log_sum;  // never x - (max + log(sum))
     }
     if (weight != nullptr) value *= weight[col];
     if (bias != nullptr) value += bias[col];
@@ -1043,32 +1054,63 @@ __device__ __forceinline__ void warp_row_normalize(RowSlice<T, PACK, MAXP>& row,
       *reinterpret_cast<Pack<T, PACK>*>(row.out + col) = narrow_pack<T>(values);
     }
   }
-  if (has_edge) row.out[row.edge] = narrow<T>(result(e, row.edge));
+  if (row.edge >= 0) row.out[row.edge] = narrow<T>(result(row.edge_value, row.edge));
+}
+
+// The rare float64 fallback of the warp-row path: the row's statistics in double from a second
+// read, and every output rewritten (one element a lane at a time; outputs never alias inputs).
+template <int OP, typename T>
+__device__ __noinline__ void warp_row_exact(const T* in, T* out, int n, int lane, double eps,
+                                            const typename Compute<T>::type* weight,
+                                            const typename Compute<T>::type* bias) {
+  using C = typename Compute<T>::type;
+  const double2 exact = exact_statistics<OP>(in, n, 32, lane, eps);
+  for (int col = lane; col < n; col += 32) {
+    C value = static_cast<C>((static_cast<double>(widen(in[col])) - exact.y) * exact.x);
+    if (weight != nullptr) value *= weight[col];
+    if (bias != nullptr) value += bias[col];
+    out[col] = narrow<T>(value);
+  }
 }
 
 // Rows a warp of the warp-row path takes at a time: 2 where a lane holds up to 2 packs a row.
+// (H200: 4 rows there, or 2 rows from 4 packs, measured 4-30 points slower at widths 300 and 769.)
 __host__ __device__ constexpr int warp_row_rows(int maxp) { return maxp <= 2 ? 2 : 1; }
 
+// The rows of a warp go through each phase together (loads, statistics, stores), so that their
+// reductions overlap; the float64 fallback comes last, for the rows that need it.
 template <int OP, typename T, int PACK, int MAXP>
 __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restrict__ output,
                                          const long long* __restrict__ offsets, long long rows,
                                          int width, double eps,
                                          const typename Compute<T>::type* __restrict__ weight,
                                          const typename Compute<T>::type* __restrict__ bias) {
+  using C = typename Compute<T>::type;
   constexpr int kRows = warp_row_rows(MAXP);
   const int lane = threadIdx.x & 31;
   const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
   for (long long base = warp * kRows; base < rows; base += warps * kRows) {
     RowSlice<T, PACK, MAXP> slice[kRows];
+    RowStatistics<C> stats[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
       slice[r].load(input, output, offsets, base + r, rows, width, lane);
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      if (slice[r].n > 0) {  // uniform across the warp
-        warp_row_normalize<OP, T, PACK, MAXP>(slice[r], lane, eps, weight, bias);
+      stats[r] = warp_row_statistics<OP, T, PACK, MAXP>(slice[r], lane, eps);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      warp_row_store<OP, T, PACK, MAXP>(slice[r], stats[r], lane, weight, bias);
+    }
+    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (stats[r].needs_double) {  // uniform across the warp: one row, reduced values
+          warp_row_exact<OP, T>(slice[r].in, slice[r].out, slice[r].n, lane, eps, weight, bias);
+        }
       }
     }
   }
@@ -1494,18 +1536,20 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _uncached, false, false)
 
 // A warp per row with 16-byte packs and a scalar head and tail, held in registers: unaligned rows
-// of up to 32 * MAXP packs (LaunchPlan takes the smallest MAXP that holds the widest row).
-#define EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, MAXP)                            \
-  extern "C" __global__ void __launch_bounds__(256)                                             \
+// of up to 32 * MAXP packs (LaunchPlan takes the smallest MAXP that holds the widest row). Up to 2
+// packs a lane (2 rows a warp) at most 64 registers: uncapped, ptxas took 76-95 for 2-byte rows and
+// the SM held 3 blocks instead of 4 (H200, bf16 width 300: 44-50 % against 54-60 %).
+#define EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, MAXP, BOUNDS)                    \
+  extern "C" __global__ void BOUNDS                                                             \
       embednorm_warprow_##OP_NAME##_##NAME##_p##PACK##_c##MAXP EMBEDNORM_SIGNATURE(T) {         \
     (void)group;                                                                                \
     warp_row<OP, T, PACK, MAXP>(input, output, offsets, rows, width, eps, weight, bias);        \
   }
 #define EMBEDNORM_WARP_ROW(OP_NAME, OP, NAME, T, PACK)                                          \
-  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 1)                                     \
-  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 2)                                     \
-  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 4)                                     \
-  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 8)
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 1, __launch_bounds__(256, 4))          \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 2, __launch_bounds__(256, 4))          \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 4, __launch_bounds__(256))             \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 8, __launch_bounds__(256))
 
 // 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
 #define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \

@@ -59,12 +59,12 @@ public record LaunchPlan(
       Boolean.parseBoolean(System.getProperty("embednorm.gpu.clusterPath", "true"));
 
   /**
-   * {@code -Dembednorm.gpu.warpRowTypes=all} plans unaligned float32 rows of up to {@link
-   * #MAX_WARP_ROW_PACKS} packs on the warp-row path too (by default only 2-byte rows), for
-   * comparisons.
+   * {@code -Dembednorm.gpu.warpRowTypes=twoByte} plans unaligned float32 rows on the block path, as
+   * before the warp-row path held rows in registers, for comparisons; by default float32 and 2-byte
+   * rows of up to {@link #MAX_WARP_ROW_PACKS} packs take the warp-row path.
    */
-  private static final boolean WARP_ROW_ALL_TYPES =
-      "all".equals(System.getProperty("embednorm.gpu.warpRowTypes", "twoByte"));
+  private static final boolean WARP_ROW_FLOAT32 =
+      !"twoByte".equals(System.getProperty("embednorm.gpu.warpRowTypes", "all"));
 
   /** The suffix of each element type's kernels. */
   static String typeName(ElementType type) {
@@ -275,14 +275,15 @@ public record LaunchPlan(
     }
     // The block path reads 16-byte packs at any width and row start (scalar head and tail), given
     // input and output aligned alike modulo 16, which every caller's device buffers are.
-    // Unaligned 2-byte rows too wide for the scalar groups, up to 256 packs: a warp per row with
-    // 16-byte packs and a scalar head and tail, held in registers (a block would sit mostly idle
-    // on them). For 4-byte rows the block path measured faster (H200: float32 width 769, 72-86 %
-    // against 55-69 % for the warp-row kernel that re-read the row each pass).
+    // Unaligned rows too wide for the scalar groups, up to 256 packs: a warp per row with 16-byte
+    // packs and a scalar head and tail, held in registers (a block would sit mostly idle on them).
+    // H200, width 769: float32 85-87 % against 73-86 % on the block path; bf16 83-85 % against
+    // 67-77 % for the warp-row kernel that re-read the row each pass (docs/PERFORMANCE.md).
+    // float64 keeps the block path (not measured).
     int vectorPacks = ceilDiv(maxWidth, vectorWidth(type));
     if (!vectorizable
         && vectorPacks <= MAX_WARP_ROW_PACKS
-        && (type.byteWidth() == 2 || (WARP_ROW_ALL_TYPES && type == ElementType.FLOAT32))) {
+        && (type.byteWidth() == 2 || (WARP_ROW_FLOAT32 && type == ElementType.FLOAT32))) {
       String kernel = warpRowKernel(op, type, maxWidth);
       int grid =
           grid(
