@@ -713,9 +713,7 @@ __device__ __forceinline__ void cache_access(C* cache, C (&values)[PACK], bool s
 // boundary, 16-byte packs, and a scalar tail, so any width and any row start gets 16-byte
 // accesses (input and output must share their alignment modulo 16; the host checks). The cache
 // is offset so that the packs stay 16-byte aligned in shared memory too.
-// WARP: a warp per row instead of a block, for rows too unaligned for the warp path's groups and
-// too narrow for a block: the same head, packs and tail, reductions by shuffles, no cache.
-template <int OP, typename T, int PACK, bool CACHED, bool ALIGNED, bool WARP = false>
+template <int OP, typename T, int PACK, bool CACHED, bool ALIGNED>
 __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __restrict__ output,
                                            const long long* __restrict__ offsets, long long rows,
                                            int width, double eps,
@@ -727,21 +725,14 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   __shared__ double scratch_double[32];
   const C epsilon = static_cast<C>(eps);
 
-  static_assert(!(WARP && CACHED), "the warp-per-row variant has no cache");
-  const int thread = WARP ? static_cast<int>(threadIdx.x & 31) : static_cast<int>(threadIdx.x);
-  const int threads = WARP ? 32 : static_cast<int>(blockDim.x);
-  const long long first_row =
-      WARP ? (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5 : blockIdx.x;
-  const long long row_step =
-      WARP ? (static_cast<long long>(gridDim.x) * blockDim.x) >> 5 : gridDim.x;
-  auto reduce_sum = [&](C value) {
-    return WARP ? group_sum(value, 32) : block_reduce<C, false>(value, scratch);
-  };
-  auto reduce_max = [&](C value) {
-    return WARP ? group_max(value, 32) : block_reduce<C, true>(value, scratch);
-  };
+  const int thread = static_cast<int>(threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x);
+  const long long first_row = blockIdx.x;
+  const long long row_step = gridDim.x;
+  auto reduce_sum = [&](C value) { return block_reduce<C, false>(value, scratch); };
+  auto reduce_max = [&](C value) { return block_reduce<C, true>(value, scratch); };
   auto reduce_exact = [&](double value) {
-    return WARP ? group_sum(value, 32) : block_reduce<double, false>(value, scratch_double);
+    return block_reduce<double, false>(value, scratch_double);
   };
 
   for (long long row = first_row; row < rows; row += row_step) {
@@ -891,10 +882,239 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
         store(col, values);
       });
     }
-    if (!WARP) __syncthreads();  // the cache is rewritten by the block's next row
+    __syncthreads();  // the cache is rewritten by the block's next row
   }
 }
 
+
+// ---------------------------------------------------------------------------------------------
+// Warp-row path: unaligned rows of up to 256 packs (widths the warp path cannot pack, too narrow
+// for a block), a warp per row. The row is read once into registers: MAXP 16-byte packs a lane
+// from the row's first 16-byte boundary (pack i of the row to lane i % 32), and the scalar head
+// before that boundary and tail after the last whole pack, one element a lane (at most 2 * PACK - 2
+// of them). Every pass then works on registers; the float64 fallback re-reads the row. A warp
+// takes ROWS rows at a time, all their loads in flight before the first reduction. Input and
+// output share their alignment modulo 16 (the host checks).
+template <typename T, int PACK, int MAXP>
+struct RowSlice {
+  using C = typename Compute<T>::type;
+  C x[MAXP][PACK];  // packs past the row hold 0
+  C edge_value;     // 0 where edge < 0
+  int n, head, body, edge;
+  const T* in;
+  T* out;
+
+  __device__ __forceinline__ void load(const T* input, T* output, const long long* offsets,
+                                       long long row, long long rows, int width, int lane) {
+    const long long start = row < rows ? row_start<T>(offsets, row, width) : 0;
+    n = row < rows ? row_width(offsets, row, width) : 0;
+    in = input + start;
+    out = output + start;
+    const int misaligned =
+        static_cast<int>((reinterpret_cast<unsigned long long>(in) & 15) / sizeof(T));
+    head = min(n, (PACK - misaligned) % PACK);
+    body = (n - head) / PACK;
+    const int tail_start = head + body * PACK;
+    // This lane's edge element: head element `lane`, or tail element `lane - head`; -1 for none.
+    edge = lane < head ? lane : (lane - head < n - tail_start ? tail_start + lane - head : -1);
+#pragma unroll
+    for (int p = 0; p < MAXP; ++p) {
+      if (valid(p, lane)) {
+        const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + column(p, lane));
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) x[p][k] = widen(pack.values[k]);
+      } else {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) x[p][k] = C(0);
+      }
+    }
+    edge_value = edge >= 0 ? widen(in[edge]) : C(0);
+  }
+  __device__ __forceinline__ bool valid(int p, int lane) const { return p * 32 + lane < body; }
+  __device__ __forceinline__ int column(int p, int lane) const {
+    return head + (p * 32 + lane) * PACK;
+  }
+};
+
+// A row's statistics on the warp-row path, the same in every lane (xor-butterfly reductions).
+template <typename C>
+struct RowStatistics {
+  C scale = 1, shift = 0, mean = 0, maximum = 0, inverse = 1, log_sum = 0;
+  bool needs_double = false;  // float statistics outside the safe range: the float64 fallback
+};
+
+template <int OP, typename T, int PACK, int MAXP>
+__device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_statistics(
+    const RowSlice<T, PACK, MAXP>& row, int lane, double eps) {
+  using C = typename Compute<T>::type;
+  RowStatistics<C> stats;
+  const int n = row.n;
+  const bool has_edge = row.edge >= 0;
+  const C e = row.edge_value;
+  if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+    C squares = 0;
+    if constexpr (OP == kLayerNorm) {
+      const C shift = n > 0 ? widen(row.in[0]) : C(0);
+      C sum = has_edge ? e - shift : C(0);
+#pragma unroll
+      for (int p = 0; p < MAXP; ++p) {
+        if (row.valid(p, lane)) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) sum += row.x[p][k] - shift;
+        }
+      }
+      const C mean = group_sum(sum, 32) / n;
+      if (has_edge) {
+        const C centered = (e - shift) - mean;
+        squares = centered * centered;
+      }
+#pragma unroll
+      for (int p = 0; p < MAXP; ++p) {
+        if (row.valid(p, lane)) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const C centered = (row.x[p][k] - shift) - mean;
+            squares += centered * centered;
+          }
+        }
+      }
+      stats.shift = shift;
+      stats.mean = mean;
+    } else {
+      squares = e * e;  // 0 without an edge element, as are the packs past the row
+#pragma unroll
+      for (int p = 0; p < MAXP; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) squares += row.x[p][k] * row.x[p][k];
+      }
+    }
+    squares = group_sum(squares, 32);
+    const C mean = stats.mean;
+    const bool sum_ok =
+        OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
+    stats.needs_double =
+        n > 0 && (!sum_ok || !safe_squares(squares, eps, OP == kL2Normalize ? 0x1p-40 : 0x1p-60));
+    const C epsilon = static_cast<C>(eps);
+    stats.scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
+                                     : C(1) / sqrt_c(squares / n + epsilon);
+  } else {
+    C maximum = has_edge ? e : C(-INFINITY);
+#pragma unroll
+    for (int p = 0; p < MAXP; ++p) {
+      if (row.valid(p, lane)) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) maximum = max_elements(maximum, row.x[p][k]);
+      }
+    }
+    maximum = group_max(maximum, 32);
+    C sum = has_edge ? exp_c(e - maximum) : C(0);
+#pragma unroll
+    for (int p = 0; p < MAXP; ++p) {
+      if (row.valid(p, lane)) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) sum += exp_c(row.x[p][k] - maximum);
+      }
+    }
+    sum = group_sum(sum, 32);
+    stats.maximum = maximum;
+    stats.inverse = C(1) / sum;
+    stats.log_sum = log_c(sum);
+  }
+  return stats;
+}
+
+// Stores the row's outputs from its registers, by the float statistics.
+template <int OP, typename T, int PACK, int MAXP>
+__device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP>& row,
+                                               const RowStatistics<typename Compute<T>::type>& stats,
+                                               int lane, const typename Compute<T>::type* weight,
+                                               const typename Compute<T>::type* bias) {
+  using C = typename Compute<T>::type;
+  auto result = [&](C value, int col) {
+    if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
+      value *= stats.scale;
+    } else if constexpr (OP == kLayerNorm) {
+      value = ((value - stats.shift) - stats.mean) * stats.scale;
+    } else if constexpr (OP == kSoftmax) {
+      value = exp_c(value - stats.maximum) * stats.inverse;
+    } else {
+      value = (value - stats.maximum) - stats.log_sum;  // never x - (max + log(sum))
+    }
+    if (weight != nullptr) value *= weight[col];
+    if (bias != nullptr) value += bias[col];
+    return value;
+  };
+#pragma unroll
+  for (int p = 0; p < MAXP; ++p) {
+    if (row.valid(p, lane)) {
+      const int col = row.column(p, lane);
+      C values[PACK];
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) values[k] = result(row.x[p][k], col + k);
+      *reinterpret_cast<Pack<T, PACK>*>(row.out + col) = narrow_pack<T>(values);
+    }
+  }
+  if (row.edge >= 0) row.out[row.edge] = narrow<T>(result(row.edge_value, row.edge));
+}
+
+// The rare float64 fallback of the warp-row path: the row's statistics in double from a second
+// read, and every output rewritten (one element a lane at a time; outputs never alias inputs).
+template <int OP, typename T>
+__device__ __noinline__ void warp_row_exact(const T* in, T* out, int n, int lane, double eps,
+                                            const typename Compute<T>::type* weight,
+                                            const typename Compute<T>::type* bias) {
+  using C = typename Compute<T>::type;
+  const double2 exact = exact_statistics<OP>(in, n, 32, lane, eps);
+  for (int col = lane; col < n; col += 32) {
+    C value = static_cast<C>((static_cast<double>(widen(in[col])) - exact.y) * exact.x);
+    if (weight != nullptr) value *= weight[col];
+    if (bias != nullptr) value += bias[col];
+    out[col] = narrow<T>(value);
+  }
+}
+
+// Rows a warp of the warp-row path takes at a time: 2 where a lane holds up to 2 packs a row.
+// (H200: 4 rows there, or 2 rows from 4 packs, measured 4-30 points slower at widths 300 and 769.)
+__host__ __device__ constexpr int warp_row_rows(int maxp) { return maxp <= 2 ? 2 : 1; }
+
+// The rows of a warp go through each phase together (loads, statistics, stores), so that their
+// reductions overlap; the float64 fallback comes last, for the rows that need it.
+template <int OP, typename T, int PACK, int MAXP>
+__device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restrict__ output,
+                                         const long long* __restrict__ offsets, long long rows,
+                                         int width, double eps,
+                                         const typename Compute<T>::type* __restrict__ weight,
+                                         const typename Compute<T>::type* __restrict__ bias) {
+  using C = typename Compute<T>::type;
+  constexpr int kRows = warp_row_rows(MAXP);
+  const int lane = threadIdx.x & 31;
+  const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
+  const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
+  for (long long base = warp * kRows; base < rows; base += warps * kRows) {
+    RowSlice<T, PACK, MAXP> slice[kRows];
+    RowStatistics<C> stats[kRows];
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      slice[r].load(input, output, offsets, base + r, rows, width, lane);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      stats[r] = warp_row_statistics<OP, T, PACK, MAXP>(slice[r], lane, eps);
+    }
+#pragma unroll
+    for (int r = 0; r < kRows; ++r) {
+      warp_row_store<OP, T, PACK, MAXP>(slice[r], stats[r], lane, weight, bias);
+    }
+    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+#pragma unroll
+      for (int r = 0; r < kRows; ++r) {
+        if (stats[r].needs_double) {  // uniform across the warp: one row, reduced values
+          warp_row_exact<OP, T>(slice[r].in, slice[r].out, slice[r].n, lane, eps, weight, bias);
+        }
+      }
+    }
+  }
+}
 
 // ---------------------------------------------------------------------------------------------
 // Cluster path (Hopper and newer): a row split over CLUSTER blocks of a thread-block cluster, held
@@ -1315,14 +1535,21 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _cached, true, false)                     \
   EMBEDNORM_BLOCK_VARIANT(OP_NAME, OP, NAME, T, PACK, _uncached, false, false)
 
-// A warp per row with 16-byte packs and a scalar head and tail: unaligned rows of up to 256 packs.
-#define EMBEDNORM_WARP_ROW(OP_NAME, OP, NAME, T, PACK)                                          \
-  extern "C" __global__ void __launch_bounds__(256)                                             \
-      embednorm_warprow_##OP_NAME##_##NAME##_p##PACK EMBEDNORM_SIGNATURE(T) {                   \
+// A warp per row with 16-byte packs and a scalar head and tail, held in registers: unaligned rows
+// of up to 32 * MAXP packs (LaunchPlan takes the smallest MAXP that holds the widest row). Up to 2
+// packs a lane (2 rows a warp) at most 64 registers: uncapped, ptxas took 76-95 for 2-byte rows and
+// the SM held 3 blocks instead of 4 (H200, bf16 width 300: 44-50 % against 54-60 %).
+#define EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, MAXP, BOUNDS)                    \
+  extern "C" __global__ void BOUNDS                                                             \
+      embednorm_warprow_##OP_NAME##_##NAME##_p##PACK##_c##MAXP EMBEDNORM_SIGNATURE(T) {         \
     (void)group;                                                                                \
-    block_rows<OP, T, PACK, false, false, true>(input, output, offsets, rows, width, eps,       \
-                                                weight, bias);                                  \
+    warp_row<OP, T, PACK, MAXP>(input, output, offsets, rows, width, eps, weight, bias);        \
   }
+#define EMBEDNORM_WARP_ROW(OP_NAME, OP, NAME, T, PACK)                                          \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 1, __launch_bounds__(256, 4))          \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 2, __launch_bounds__(256, 4))          \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 4, __launch_bounds__(256))             \
+  EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 8, __launch_bounds__(256))
 
 // 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
 #define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \

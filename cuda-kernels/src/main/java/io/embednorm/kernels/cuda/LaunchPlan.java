@@ -58,6 +58,14 @@ public record LaunchPlan(
   private static final boolean CLUSTER_PATH_ENABLED =
       Boolean.parseBoolean(System.getProperty("embednorm.gpu.clusterPath", "true"));
 
+  /**
+   * {@code -Dembednorm.gpu.warpRowTypes=twoByte} plans unaligned float32 rows on the block path, as
+   * before the warp-row path held rows in registers, for comparisons; by default float32 and 2-byte
+   * rows of up to {@link #MAX_WARP_ROW_PACKS} packs take the warp-row path.
+   */
+  private static final boolean WARP_ROW_FLOAT32 =
+      !"twoByte".equals(System.getProperty("embednorm.gpu.warpRowTypes", "all"));
+
   /** The suffix of each element type's kernels. */
   static String typeName(ElementType type) {
     switch (type) {
@@ -76,6 +84,23 @@ public record LaunchPlan(
   /** Elements in one 16-byte load. */
   static int vectorWidth(ElementType type) {
     return 16 / type.byteWidth();
+  }
+
+  /** The widest row, in 16-byte packs, of the warp-row path (8 packs a lane). */
+  static final int MAX_WARP_ROW_PACKS = 256;
+
+  /**
+   * The warp-row kernel for rows of up to {@code maxWidth} elements: the fewest packs a lane
+   * ({@code _c1} to {@code _c8}) that hold the row's whole 16-byte packs.
+   */
+  static String warpRowKernel(Op op, ElementType type, int maxWidth) {
+    int lanePacks = nextPowerOfTwo(Math.max(1, ceilDiv(ceilDiv(maxWidth, vectorWidth(type)), 32)));
+    return "embednorm_warprow_"
+        + kernelStem(op, type)
+        + "_p"
+        + vectorWidth(type)
+        + "_c"
+        + lanePacks;
   }
 
   /** The most packs a lane holds on the warp path: wider rows go to the block path. */
@@ -250,12 +275,16 @@ public record LaunchPlan(
     }
     // The block path reads 16-byte packs at any width and row start (scalar head and tail), given
     // input and output aligned alike modulo 16, which every caller's device buffers are.
-    // Unaligned 2-byte rows too wide for the scalar groups, up to 256 packs: a warp per row with
-    // 16-byte packs and a scalar head and tail (a block would sit mostly idle on them). For 4-byte
-    // rows the block path measured faster (H200: float32 width 769, 72-86 % against 55-69 %).
+    // Unaligned rows too wide for the scalar groups, up to 256 packs: a warp per row with 16-byte
+    // packs and a scalar head and tail, held in registers (a block would sit mostly idle on them).
+    // H200, width 769: float32 85-87 % against 73-86 % on the block path; bf16 83-85 % against
+    // 67-77 % for the warp-row kernel that re-read the row each pass (docs/PERFORMANCE.md).
+    // float64 keeps the block path (not measured).
     int vectorPacks = ceilDiv(maxWidth, vectorWidth(type));
-    if (!vectorizable && vectorPacks <= 256 && type.byteWidth() == 2) {
-      String kernel = "embednorm_warprow_" + name + "_p" + vectorWidth(type);
+    if (!vectorizable
+        && vectorPacks <= MAX_WARP_ROW_PACKS
+        && (type.byteWidth() == 2 || (WARP_ROW_FLOAT32 && type == ElementType.FLOAT32))) {
+      String kernel = warpRowKernel(op, type, maxWidth);
       int grid =
           grid(
               ceilDiv(rows, WARP_PATH_BLOCK / 32L),

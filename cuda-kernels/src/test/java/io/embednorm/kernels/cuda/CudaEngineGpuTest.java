@@ -369,17 +369,14 @@ class CudaEngineGpuTest {
         }
       }
     }
-    // A warp per row with 16-byte packs and a scalar head and tail, for unaligned rows.
-    if ((width + vector - 1) / vector <= 256) {
-      plans.add(
-          new LaunchPlan(
-              "embednorm_warprow_" + name + "_p" + vector,
-              "warp-row",
-              3,
-              LaunchPlan.WARP_PATH_BLOCK,
-              0,
-              32,
-              vector));
+    // A warp per row with 16-byte packs and a scalar head and tail in registers, for unaligned
+    // rows: the kernel LaunchPlan takes, and the one of 8 packs a lane (lanes past the row).
+    if ((width + vector - 1) / vector <= LaunchPlan.MAX_WARP_ROW_PACKS) {
+      String fitting = LaunchPlan.warpRowKernel(op, type, width);
+      String widest = "embednorm_warprow_" + name + "_p" + vector + "_c8";
+      for (String kernel : fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
+        plans.add(new LaunchPlan(kernel, "warp-row", 3, LaunchPlan.WARP_PATH_BLOCK, 0, 32, vector));
+      }
     }
     // The cluster path (Hopper and newer): aligned rows in registers over 1 to 8 blocks, most
     // of them with lanes past the row's end to mask off.
