@@ -1457,7 +1457,7 @@ __host__ __device__ constexpr int warp_rows_per_lane(int op, int bytes, int pack
       return op == kSoftmax ? 3 : 4;
     }
     if (packs == 2) return 2;
-    if (packs == 4) return softmaxes ? 1 : 2;
+    if (packs == 3 || packs == 4) return softmaxes ? 1 : 2;
     return 1;
   }
   if (cols > 8) return 1;
@@ -1482,7 +1482,7 @@ __host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, i
     if (bytes == 4) {
       if (packs == 1) return 4;
       if (packs == 2) return norm ? 3 : 4;
-      if (packs == 4) return 2;
+      if (packs == 3 || packs == 4) return 2;
       return op == kRmsNorm || op == kL2Normalize ? 3 : 2;
     }
     if (packs <= 2) return op == kLayerNorm ? 3 : 4;
@@ -1579,6 +1579,7 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
 #define EMBEDNORM_VECTOR16(OP_NAME, OP, NAME, T)                                                \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 1)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 2)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 3)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 4)                                                    \
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, 8)
 
@@ -1604,6 +1605,7 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
 #define EMBEDNORM_OP(OP_NAME, OP)                                                               \
   EMBEDNORM_SCALAR(OP_NAME, OP, f32, float)                                                     \
   EMBEDNORM_VECTOR(OP_NAME, OP, f32, float, 4)                                                  \
+  EMBEDNORM_WARP(OP_NAME, OP, f32, float, 4, 3)                                                 \
   EMBEDNORM_CLUSTER(OP_NAME, OP, f32, float, 4)                                                 \
   EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
   EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \

@@ -134,7 +134,7 @@ public record LaunchPlan(
       if (packs == 2) {
         return 2;
       }
-      if (packs == 4) {
+      if (packs == 3 || packs == 4) {
         return softmaxes ? 1 : 2;
       }
       return 1;
@@ -164,6 +164,21 @@ public record LaunchPlan(
       return 2;
     }
     return op == Op.LAYER_NORM ? 2 : 4;
+  }
+
+  /**
+   * Packs a lane holds on the warp path for rows of more than 32 packs: the next power of two of
+   * the packs a lane needs, but 3 on the lockstep kernels (widths 2-byte 513-768, float32 257-384,
+   * where four packs a lane would leave a quarter or more of them empty). H200, three packs against
+   * four (docs/PERFORMANCE.md, "Session 6, three packs a lane"): float32 layer_norm at 300 77 -> 88
+   * %, 2-byte softmaxes at 768 77-84 -> 90-91 %, the rest 0 to +5; but bfloat16 rms_norm at 768 93
+   * -> 89 %, so it keeps four.
+   */
+  static int lanePacks(Op op, ElementType type, int pack, int packsPerRow) {
+    int needed = ceilDiv(packsPerRow, 32);
+    boolean three =
+        needed == 3 && lockstep(type, pack) && !(op == Op.RMS_NORM && type == ElementType.BFLOAT16);
+    return three ? 3 : nextPowerOfTwo(needed);
   }
 
   /**
@@ -219,7 +234,7 @@ public record LaunchPlan(
       return switch (packs) {
         case 1 -> op != Op.LAYER_NORM;
         case 2 -> true;
-        case 4 -> fullRows;
+        case 3, 4 -> fullRows;
         default -> op != Op.LAYER_NORM || fullRows;
       };
     }
@@ -257,7 +272,7 @@ public record LaunchPlan(
       int packs =
           packsPerRow <= 32
               ? minWarpPacks(op, type, pack, packsPerRow)
-              : nextPowerOfTwo(ceilDiv(packsPerRow, 32));
+              : lanePacks(op, type, pack, packsPerRow);
       int group = packsPerRow <= 32 ? nextPowerOfTwo(ceilDiv(packsPerRow, packs)) : 32;
       String kernel = "embednorm_warp_" + name + "_p" + pack + "_c" + packs;
       long rowsPerBlock =

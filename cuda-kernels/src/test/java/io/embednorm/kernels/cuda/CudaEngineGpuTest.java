@@ -211,7 +211,14 @@ class CudaEngineGpuTest {
     int checked = 0;
     for (ElementType type : TYPES) {
       for (int pack : new int[] {1, LaunchPlan.vectorWidth(type)}) {
+        List<Integer> lanePacks = new ArrayList<>();
         for (int packs = 1; packs <= LaunchPlan.maxWarpPacks(type, pack); packs *= 2) {
+          lanePacks.add(packs);
+        }
+        if (LaunchPlan.lockstep(type, pack)) {
+          lanePacks.add(3);
+        }
+        for (int packs : lanePacks) {
           for (Op op : Op.values()) {
             String kernel =
                 "embednorm_warp_" + LaunchPlan.kernelStem(op, type) + "_p" + pack + "_c" + packs;
@@ -223,7 +230,7 @@ class CudaEngineGpuTest {
         }
       }
     }
-    assertThat(checked).isEqualTo(150);
+    assertThat(checked).isEqualTo(165);
   }
 
   @Test
@@ -332,16 +339,20 @@ class CudaEngineGpuTest {
       int packsPerRow = (width + pack - 1) / pack;
       if (packsPerRow <= 32 * maxPacks) {
         int group = packsPerRow <= 32 ? LaunchPlan.nextPowerOfTwo(packsPerRow) : 32;
-        int packs = packsPerRow <= 32 ? 1 : LaunchPlan.nextPowerOfTwo((packsPerRow + 31) / 32);
-        plans.add(
-            new LaunchPlan(
-                "embednorm_warp_" + name + "_p" + pack + "_c" + packs,
-                "warp",
-                3,
-                LaunchPlan.WARP_PATH_BLOCK,
-                0,
-                group,
-                pack));
+        int packs = packsPerRow <= 32 ? 1 : LaunchPlan.lanePacks(op, type, pack, packsPerRow);
+        // Three packs a lane and four (lanes' last pack past the row) alike, wherever three fit.
+        boolean threeFit = packsPerRow > 64 && packsPerRow <= 96 && LaunchPlan.lockstep(type, pack);
+        for (int lane : threeFit ? new int[] {3, 4} : new int[] {packs}) {
+          plans.add(
+              new LaunchPlan(
+                  "embednorm_warp_" + name + "_p" + pack + "_c" + lane,
+                  "warp",
+                  3,
+                  LaunchPlan.WARP_PATH_BLOCK,
+                  0,
+                  group,
+                  pack));
+        }
         if (packsPerRow >= 2 && packsPerRow <= 32) {
           // Two packs a lane over half the lanes (the planner's shape for layer_norm and
           // log_softmax from 8 packs or 64 values).
