@@ -893,8 +893,8 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
 // from the row's first 16-byte boundary (pack i of the row to lane i % 32), and the scalar head
 // before that boundary and tail after the last whole pack, one element a lane (at most 2 * PACK - 2
 // of them). Every pass then works on registers; the float64 fallback re-reads the row. A warp
-// takes ROWS rows at a time, all their loads in flight before the first reduction. Input and
-// output share their alignment modulo 16 (the host checks).
+// takes warp_row_rows(MAXP) rows at a time, all their loads in flight before the first
+// reduction. Input and output share their alignment modulo 16 (the host checks).
 template <typename T, int PACK, int MAXP>
 struct RowSlice {
   using C = typename Compute<T>::type;
