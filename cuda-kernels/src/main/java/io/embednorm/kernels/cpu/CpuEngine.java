@@ -45,11 +45,15 @@ public final class CpuEngine implements NormalizationEngine {
   static final long ELEMENTS_PER_THREAD = 1 << 16;
 
   /**
-   * Elements moved between the buffers and the scratch arrays at a time (16 KiB of float32, which
+   * Elements moved between the buffers and the scratch arrays at a time (4 KiB of float32, which
    * stays in the L1 cache through every pass): one bulk copy per chunk rather than per row, and
-   * narrow rows reach the kernels many at once.
+   * narrow rows reach the kernels many at once. Small: on a 2-core AMD EPYC (Zen 4) machine whose
+   * JVM copies 25-29 GB/s a thread, JMH on one thread (2026-11-24) gave layer_norm at width 32
+   * 17.2-17.8 ops/s with 1 Ki elements against 14.4-14.9 with 4 Ki, and rms_norm at 768 23.9-33.3
+   * against 21.4-22.2 (docs/PERFORMANCE.md). Presumably the hardware prefetcher's run-ahead past
+   * one chunk's copy covers more of a small next chunk, so that more of its reads overlap compute.
    */
-  static final int CHUNK_ELEMENTS = 1 << 12;
+  static final int CHUNK_ELEMENTS = 1 << 10;
 
   private final int threads;
   private final RowPasses passes;
