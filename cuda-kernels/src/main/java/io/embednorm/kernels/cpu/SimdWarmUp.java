@@ -32,8 +32,11 @@ final class SimdWarmUp {
   /** The longest the warm-up thread times an op before it settles on the scalar passes. */
   static final long DEADLINE_NANOS = 20_000_000_000L;
 
-  /** Calls of the kernel per timed round: about 0.1–1 ms of compiled code on a 16 KiB sample. */
-  static final int CALLS_PER_ROUND = 64;
+  /**
+   * Calls of the kernel per timed round: about 0.1–1 ms of compiled code on a sample of one chunk
+   * (4 KiB of float32, or one wider row).
+   */
+  static final int CALLS_PER_ROUND = 256;
 
   /** SIMD rounds in a row that must beat the scalar rounds beside them. */
   static final int FASTER_ROUNDS = 2;
