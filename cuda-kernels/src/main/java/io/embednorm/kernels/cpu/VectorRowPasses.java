@@ -30,9 +30,8 @@ import jdk.incubator.vector.VectorSpecies;
  * in a register; four situations did that here, and the code avoids each:
  *
  * <ul>
- *   <li>no method of this class takes or returns a vector, but {@link #combineLanes}, which is
- *       small enough that C2 inlines it everywhere: one that crosses a call C2 did not inline is
- *       boxed;
+ *   <li>no method of this class takes or returns a vector, but {@link #storePairs}, which is small
+ *       enough that C2 inlines it everywhere: one that crosses a call C2 did not inline is boxed;
  *   <li>no vector is reassigned in a branch inside a loop (a flat loop changes only ints where a
  *       row ends, and reads per-row factors from their arrays);
  *   <li>no method holds more than about two large vector loops, nor calls another that does: past
@@ -161,10 +160,12 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
         FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
         FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
-        sums[row] =
-            combineLanes(
-                FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)));
+        storePairs(
+            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)),
+            lanes,
+            row * FLOAT_LANES);
       }
+      sumsOfPairs(lanes, count, sums);
       return;
     }
     if (isFlat(width)) {
@@ -310,11 +311,13 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * Rows of 32 (one step) in one pass: the row's four registers stay loaded from the sum of
-   * differences to the squared deviations, and the center pair is taken per row as {@link #centers}
-   * takes it (the mean, the sum times 2^-5, is exact in float32 and float64 alike). Inline rather
-   * than a call of {@link #centers} after the loop, which measured 4-5 % slower in JMH at this
-   * width (three alternating rounds, 2026-11-22).
+   * Rows of 32 (one step): each loop runs over the whole group, so that the rows' chains of
+   * dependent operations overlap. First every row's lanes of Σ (x − x[0]), added in pairs and
+   * stored; then in scalar code each row's mean (the sum times 2^-5, exact in float32 and float64
+   * alike) and center pair, as {@link #centers} takes them; then the lanes of the squared
+   * deviations, and their sums. 7.0 ns a row in the L1 cache against 11.1 for one loop that kept
+   * the row's registers from the first sum to the second and took each sum's lanes out with {@code
+   * lane()} (Zen 4 machine, 2026-11-24, docs/PERFORMANCE.md); the same bits.
    */
   @Override
   public void layerNormStatistics(
@@ -332,44 +335,65 @@ final class VectorRowPasses implements RowPasses {
           values, offset, width, count, shifts, means, high, low, sums);
       return;
     }
+    float[] lanes = RowScratch.current().lanes(count * FLOAT_LANES);
     for (int row = 0, index = offset; row < count; row++, index += STEP) {
-      float first = values[index];
-      shifts[row] = first;
-      FloatVector shift = FloatVector.broadcast(FLOATS, first);
+      FloatVector shift = FloatVector.broadcast(FLOATS, values[index]);
       FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
       FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
       FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
       FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
-      float mean = combineLanes(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d)) * (1f / STEP);
+      storePairs(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d), lanes, row * FLOAT_LANES);
+    }
+    for (int row = 0, index = offset; row < count; row++, index += STEP) {
+      float first = values[index];
+      shifts[row] = first;
+      float mean = sumOfPairs(lanes, row * FLOAT_LANES) * (1f / STEP);
       double center = (double) first + mean;
       float centerHigh = (float) center;
       means[row] = mean;
       high[row] = centerHigh;
       low[row] = (float) (center - centerHigh);
-      FloatVector meanLanes = FloatVector.broadcast(FLOATS, mean);
-      a = a.sub(meanLanes);
-      b = b.sub(meanLanes);
-      c = c.sub(meanLanes);
-      d = d.sub(meanLanes);
-      sums[row] =
-          combineLanes(
-              FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)));
     }
+    for (int row = 0, index = offset; row < count; row++, index += STEP) {
+      FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+      FloatVector mean = FloatVector.broadcast(FLOATS, means[row]);
+      FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(mean);
+      FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(mean);
+      FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(mean);
+      FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(mean);
+      storePairs(
+          FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)),
+          lanes,
+          row * FLOAT_LANES);
+    }
+    sumsOfPairs(lanes, count, sums);
   }
 
   /**
-   * The eight lanes added as FloatSums adds them: adjacent lanes (swapped within each 64-bit lane
-   * by shifts, which need no shuffle and so none of the index checks JDK 17 puts around one), then
-   * pairs, then halves, each lower lane first. Small enough that C2 always inlines it.
+   * Stores the eight lanes added in adjacent pairs (swapped within each 64-bit lane by shifts,
+   * which need no shuffle and so none of the index checks JDK 17 puts around one): pair k at {@code
+   * at + 2k}. Small enough that C2 always inlines it.
    */
-  private static float combineLanes(FloatVector lanes) {
+  private static void storePairs(FloatVector lanes, float[] array, int at) {
     LongVector bits = lanes.reinterpretAsLongs();
-    FloatVector pairs =
-        lanes.add(
+    lanes
+        .add(
             bits.lanewise(VectorOperators.LSHL, 32)
                 .or(bits.lanewise(VectorOperators.LSHR, 32))
-                .reinterpretAsFloats());
-    return (pairs.lane(0) + pairs.lane(2)) + (pairs.lane(4) + pairs.lane(6));
+                .reinterpretAsFloats())
+        .intoArray(array, at);
+  }
+
+  /** The lanes of a register as FloatSums adds them, from the pairs {@link #storePairs} stored. */
+  private static float sumOfPairs(float[] pairs, int at) {
+    return (pairs[at] + pairs[at + 2]) + (pairs[at + 4] + pairs[at + 6]);
+  }
+
+  /** {@code sums[row]} = {@link #sumOfPairs} of row's pairs, for each row of a group. */
+  private static void sumsOfPairs(float[] pairs, int count, float[] sums) {
+    for (int row = 0; row < count; row++) {
+      sums[row] = sumOfPairs(pairs, row * FLOAT_LANES);
+    }
   }
 
   @Override
