@@ -504,44 +504,38 @@ final class VectorRowPasses implements RowPasses {
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
     if (isFlat(width)) {
-      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
-      int perRow = width / FLOAT_LANES;
-      int left = perRow;
-      int row = 0;
-      int at = 0;
-      for (int index = inputOffset, end = inputOffset + count * width;
-          index < end;
-          index += FLOAT_LANES) {
-        FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maxima[row]);
-        FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-        FloatVector n = rounded.sub(FloatExponential.ROUNDING);
-        FloatVector r =
-            x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
-        FloatVector polynomial =
-            r.mul(FloatExponential.P0)
-                .add(FloatExponential.P1)
-                .mul(r)
-                .add(FloatExponential.P2)
-                .mul(r)
-                .add(FloatExponential.P3)
-                .mul(r)
-                .add(FloatExponential.P4)
-                .mul(r)
-                .add(FloatExponential.P5);
-        FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
-        FloatVector power =
-            ((IntVector) rounded.reinterpretAsInts())
-                .add(127 - FloatExponential.ROUNDING_BITS)
-                .lanewise(VectorOperators.LSHL, 23)
-                .reinterpretAsFloats();
-        FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-
-        FloatVector.fromArray(FLOATS, lanes, at).add(exponential).intoArray(lanes, at);
-        if (--left == 0) {
-          left = perRow;
-          row++;
-          at += FLOAT_LANES;
+      // A register per row (its lanes reach the array once), rather than one loop over the
+      // group adding into the array: that chained each row's additions through memory.
+      for (int row = 0, start = inputOffset; row < count; row++, start += width) {
+        float maximum = maxima[row];
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (int index = start, end = start + width; index < end; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+          FloatVector r =
+              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+          FloatVector polynomial =
+              r.mul(FloatExponential.P0)
+                  .add(FloatExponential.P1)
+                  .mul(r)
+                  .add(FloatExponential.P2)
+                  .mul(r)
+                  .add(FloatExponential.P3)
+                  .mul(r)
+                  .add(FloatExponential.P4)
+                  .mul(r)
+                  .add(FloatExponential.P5);
+          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+          FloatVector power =
+              ((IntVector) rounded.reinterpretAsInts())
+                  .add(127 - FloatExponential.ROUNDING_BITS)
+                  .lanewise(VectorOperators.LSHL, 23)
+                  .reinterpretAsFloats();
+          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
+          sum = sum.add(exponential);
         }
+        sum.intoArray(lanes, row * FLOAT_LANES);
       }
       tree.sums(lanes, count, sums);
       return;
@@ -609,45 +603,38 @@ final class VectorRowPasses implements RowPasses {
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
     int shift = outputOffset - inputOffset;
     if (isFlat(width)) {
-      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
-      int perRow = width / FLOAT_LANES;
-      int left = perRow;
-      int row = 0;
-      int at = 0;
-      for (int index = inputOffset, end = inputOffset + count * width;
-          index < end;
-          index += FLOAT_LANES) {
-        FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maxima[row]);
-        FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-        FloatVector n = rounded.sub(FloatExponential.ROUNDING);
-        FloatVector r =
-            x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
-        FloatVector polynomial =
-            r.mul(FloatExponential.P0)
-                .add(FloatExponential.P1)
-                .mul(r)
-                .add(FloatExponential.P2)
-                .mul(r)
-                .add(FloatExponential.P3)
-                .mul(r)
-                .add(FloatExponential.P4)
-                .mul(r)
-                .add(FloatExponential.P5);
-        FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
-        FloatVector power =
-            ((IntVector) rounded.reinterpretAsInts())
-                .add(127 - FloatExponential.ROUNDING_BITS)
-                .lanewise(VectorOperators.LSHL, 23)
-                .reinterpretAsFloats();
-        FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-
-        exponential.intoArray(output, index + shift);
-        FloatVector.fromArray(FLOATS, lanes, at).add(exponential).intoArray(lanes, at);
-        if (--left == 0) {
-          left = perRow;
-          row++;
-          at += FLOAT_LANES;
+      // A register per row, as in sumsOfExponentials.
+      for (int row = 0, start = inputOffset; row < count; row++, start += width) {
+        float maximum = maxima[row];
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (int index = start, end = start + width; index < end; index += FLOAT_LANES) {
+          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+          FloatVector r =
+              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+          FloatVector polynomial =
+              r.mul(FloatExponential.P0)
+                  .add(FloatExponential.P1)
+                  .mul(r)
+                  .add(FloatExponential.P2)
+                  .mul(r)
+                  .add(FloatExponential.P3)
+                  .mul(r)
+                  .add(FloatExponential.P4)
+                  .mul(r)
+                  .add(FloatExponential.P5);
+          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+          FloatVector power =
+              ((IntVector) rounded.reinterpretAsInts())
+                  .add(127 - FloatExponential.ROUNDING_BITS)
+                  .lanewise(VectorOperators.LSHL, 23)
+                  .reinterpretAsFloats();
+          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
+          exponential.intoArray(output, index + shift);
+          sum = sum.add(exponential);
         }
+        sum.intoArray(lanes, row * FLOAT_LANES);
       }
       tree.sums(lanes, count, sums);
       return;
