@@ -169,25 +169,17 @@ final class VectorRowPasses implements RowPasses {
       return;
     }
     if (isFlat(width)) {
-      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
-      int perRow = width / STEP;
-      int left = perRow;
-      int at = 0;
-      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
-        FloatVector a = FloatVector.fromArray(FLOATS, values, index);
-        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
-        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
-        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
-        FloatVector.fromArray(FLOATS, lanes, at)
-            .add(a.mul(a))
-            .add(b.mul(b))
-            .add(c.mul(c))
-            .add(d.mul(d))
-            .intoArray(lanes, at);
-        if (--left == 0) {
-          left = perRow;
-          at += FLOAT_LANES;
+      // A register per row, as in sumsOfExponentials.
+      for (int row = 0, start = offset; row < count; row++, start += width) {
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (int index = start, end = start + width; index < end; index += STEP) {
+          FloatVector a = FloatVector.fromArray(FLOATS, values, index);
+          FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
+          FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
+          FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
+          sum = sum.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
         }
+        sum.intoArray(lanes, row * FLOAT_LANES);
       }
       tree.sums(lanes, count, sums);
       return;
@@ -247,24 +239,18 @@ final class VectorRowPasses implements RowPasses {
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
     if (isFlat(width)) {
-      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
-      int perRow = width / STEP;
-      int left = perRow;
-      int row = 0;
-      int at = 0;
-      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
+      // A register per row, as in sumsOfExponentials.
+      for (int row = 0, start = offset; row < count; row++, start += width) {
         FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
-        FloatVector.fromArray(FLOATS, lanes, at)
-            .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
-            .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
-            .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
-            .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift))
-            .intoArray(lanes, at);
-        if (--left == 0) {
-          left = perRow;
-          row++;
-          at += FLOAT_LANES;
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (int index = start, end = start + width; index < end; index += STEP) {
+          sum =
+              sum.add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
+                  .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
+                  .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
+                  .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
         }
+        sum.intoArray(lanes, row * FLOAT_LANES);
       }
       tree.sums(lanes, count, sums);
       return;
@@ -411,29 +397,19 @@ final class VectorRowPasses implements RowPasses {
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
     if (isFlat(width)) {
-      Arrays.fill(lanes, 0, count * FLOAT_LANES, 0f);
-      int perRow = width / STEP;
-      int left = perRow;
-      int row = 0;
-      int at = 0;
-      for (int index = offset, end = offset + count * width; index < end; index += STEP) {
+      // A register per row, as in sumsOfExponentials.
+      for (int row = 0, start = offset; row < count; row++, start += width) {
         FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
         FloatVector center = FloatVector.broadcast(FLOATS, centers[row]);
-        FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
-        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
-        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
-        FloatVector.fromArray(FLOATS, lanes, at)
-            .add(a.mul(a))
-            .add(b.mul(b))
-            .add(c.mul(c))
-            .add(d.mul(d))
-            .intoArray(lanes, at);
-        if (--left == 0) {
-          left = perRow;
-          row++;
-          at += FLOAT_LANES;
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (int index = start, end = start + width; index < end; index += STEP) {
+          FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+          FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
+          FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
+          FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
+          sum = sum.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
         }
+        sum.intoArray(lanes, row * FLOAT_LANES);
       }
       tree.sums(lanes, count, sums);
       return;
