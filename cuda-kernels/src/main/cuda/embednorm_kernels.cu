@@ -451,6 +451,22 @@ __device__ __forceinline__ void warp_rows_lockstep(
       }
     };
     auto present = [&](int r, int p) { return column<PACK>(p, 0, group, group_lane) < n[r]; };
+    // Raw layer_norm rows of six or eight packs a lane: an empty asm on every raw word between
+    // passes, so that each pass widens the values again rather than ptxas keeping a pass's widened
+    // (or shifted) values live into the next: 48-64 floats beside the raw words spilled (bf16 at
+    // eight packs: 116 bytes, H200 70-73 % at widths 1792-2048).
+    auto rewiden = [&]() {
+      if constexpr (kRaw && OP == kLayerNorm && PACKS >= 6) {
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+            for (int w = 0; w < 4; ++w) asm volatile("" : "+r"(raw[r][p].values[w]));
+          }
+        }
+      }
+    };
 
     // Per row, outputs are: norms ((x - shift) - mean) * scale (shift = mean = 0 but for
     // layer_norm), softmax exp(x - shift) * scale, log_softmax (x - shift) - mean.
@@ -487,6 +503,7 @@ __device__ __forceinline__ void warp_rows_lockstep(
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) sum[r] += __shfl_xor_sync(kAll, sum[r], mask);
         }
+        rewiden();
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
           mean[r] = sum[r] / n[r];
@@ -505,6 +522,7 @@ __device__ __forceinline__ void warp_rows_lockstep(
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) squares[r] += __shfl_xor_sync(kAll, squares[r], mask);
         }
+        rewiden();
       } else {
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
@@ -1575,12 +1593,15 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 8)                                                 \
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)
 
-// 16-byte variants of 2-byte types: 8 elements a pack, so up to 4 packs per lane.
+// 16-byte variants of 2-byte types: 8 elements a pack, up to 8 packs per lane (6 and 8 for rows
+// of 129-256 packs, widths 1032-2048, held raw).
 #define EMBEDNORM_VECTOR16(OP_NAME, OP, NAME, T)                                                \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 1)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 2)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 3)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 4)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 6)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 8)                                                    \
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, 8)
 
 
