@@ -913,10 +913,13 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
 // of them). Every pass then works on registers; the float64 fallback re-reads the row. A warp
 // takes warp_row_rows(MAXP) rows at a time, all their loads in flight before the first
 // reduction. Input and output share their alignment modulo 16 (the host checks).
-template <typename T, int PACK, int MAXP>
+template <typename T, int PACK, int MAXP, bool RAW = false>
 struct RowSlice {
   using C = typename Compute<T>::type;
-  C x[MAXP][PACK];  // packs past the row hold 0
+  // RAW (2-byte 16-byte packs only): the packs held as loaded, widened at each use.
+  static constexpr bool kRaw = RAW && sizeof(T) == 2 && PACK * sizeof(T) == 16;
+  C x[kRaw ? 1 : MAXP][kRaw ? 1 : PACK];  // packs past the row hold 0
+  Pack<unsigned, 4> w[kRaw ? MAXP : 1];
   C edge_value;     // 0 where edge < 0
   int n, head, body, edge;
   const T* in;
@@ -937,7 +940,14 @@ struct RowSlice {
     edge = lane < head ? lane : (lane - head < n - tail_start ? tail_start + lane - head : -1);
 #pragma unroll
     for (int p = 0; p < MAXP; ++p) {
-      if (valid(p, lane)) {
+      if constexpr (kRaw) {
+        if (valid(p, lane)) {
+          w[p] = *reinterpret_cast<const Pack<unsigned, 4>*>(in + column(p, lane));
+        } else {
+#pragma unroll
+          for (int k = 0; k < 4; ++k) w[p].values[k] = 0u;
+        }
+      } else if (valid(p, lane)) {
         const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + column(p, lane));
 #pragma unroll
         for (int k = 0; k < PACK; ++k) x[p][k] = widen(pack.values[k]);
@@ -947,6 +957,13 @@ struct RowSlice {
       }
     }
     edge_value = edge >= 0 ? widen(in[edge]) : C(0);
+  }
+  __device__ __forceinline__ C value(int p, int k) const {
+    if constexpr (kRaw) {
+      return widen_word<T>(w[p].values[k >> 1], k & 1);
+    } else {
+      return x[p][k];
+    }
   }
   __device__ __forceinline__ bool valid(int p, int lane) const { return p * 32 + lane < body; }
   __device__ __forceinline__ int column(int p, int lane) const {
@@ -961,9 +978,9 @@ struct RowStatistics {
   bool needs_double = false;  // float statistics outside the safe range: the float64 fallback
 };
 
-template <int OP, typename T, int PACK, int MAXP>
+template <int OP, typename T, int PACK, int MAXP, bool RAW>
 __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_statistics(
-    const RowSlice<T, PACK, MAXP>& row, int lane, double eps) {
+    const RowSlice<T, PACK, MAXP, RAW>& row, int lane, double eps) {
   using C = typename Compute<T>::type;
   RowStatistics<C> stats;
   const int n = row.n;
@@ -978,7 +995,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
       for (int p = 0; p < MAXP; ++p) {
         if (row.valid(p, lane)) {
 #pragma unroll
-          for (int k = 0; k < PACK; ++k) sum += row.x[p][k] - shift;
+          for (int k = 0; k < PACK; ++k) sum += row.value(p, k) - shift;
         }
       }
       const C mean = group_sum(sum, 32) / n;
@@ -991,7 +1008,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
         if (row.valid(p, lane)) {
 #pragma unroll
           for (int k = 0; k < PACK; ++k) {
-            const C centered = (row.x[p][k] - shift) - mean;
+            const C centered = (row.value(p, k) - shift) - mean;
             squares += centered * centered;
           }
         }
@@ -1003,7 +1020,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
 #pragma unroll
       for (int p = 0; p < MAXP; ++p) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) squares += row.x[p][k] * row.x[p][k];
+        for (int k = 0; k < PACK; ++k) squares += row.value(p, k) * row.value(p, k);
       }
     }
     squares = group_sum(squares, 32);
@@ -1021,7 +1038,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
     for (int p = 0; p < MAXP; ++p) {
       if (row.valid(p, lane)) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) maximum = max_elements(maximum, row.x[p][k]);
+        for (int k = 0; k < PACK; ++k) maximum = max_elements(maximum, row.value(p, k));
       }
     }
     maximum = group_max(maximum, 32);
@@ -1030,7 +1047,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
     for (int p = 0; p < MAXP; ++p) {
       if (row.valid(p, lane)) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) sum += exp_c(row.x[p][k] - maximum);
+        for (int k = 0; k < PACK; ++k) sum += exp_c(row.value(p, k) - maximum);
       }
     }
     sum = group_sum(sum, 32);
@@ -1042,8 +1059,8 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
 }
 
 // Stores the row's outputs from its registers, by the float statistics.
-template <int OP, typename T, int PACK, int MAXP>
-__device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP>& row,
+template <int OP, typename T, int PACK, int MAXP, bool RAW>
+__device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP, RAW>& row,
                                                const RowStatistics<typename Compute<T>::type>& stats,
                                                int lane, const typename Compute<T>::type* weight,
                                                const typename Compute<T>::type* bias) {
@@ -1068,7 +1085,7 @@ __device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP>& ro
       const int col = row.column(p, lane);
       C values[PACK];
 #pragma unroll
-      for (int k = 0; k < PACK; ++k) values[k] = result(row.x[p][k], col + k);
+      for (int k = 0; k < PACK; ++k) values[k] = result(row.value(p, k), col + k);
       *reinterpret_cast<Pack<T, PACK>*>(row.out + col) = narrow_pack<T>(values);
     }
   }
@@ -1097,19 +1114,19 @@ __host__ __device__ constexpr int warp_row_rows(int maxp) { return maxp <= 2 ? 2
 
 // The rows of a warp go through each phase together (loads, statistics, stores), so that their
 // reductions overlap; the float64 fallback comes last, for the rows that need it.
-template <int OP, typename T, int PACK, int MAXP>
+template <int OP, typename T, int PACK, int MAXP, bool RAW = false, int ROWS = warp_row_rows(MAXP)>
 __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restrict__ output,
                                          const long long* __restrict__ offsets, long long rows,
                                          int width, double eps,
                                          const typename Compute<T>::type* __restrict__ weight,
                                          const typename Compute<T>::type* __restrict__ bias) {
   using C = typename Compute<T>::type;
-  constexpr int kRows = warp_row_rows(MAXP);
+  constexpr int kRows = ROWS;
   const int lane = threadIdx.x & 31;
   const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
   for (long long base = warp * kRows; base < rows; base += warps * kRows) {
-    RowSlice<T, PACK, MAXP> slice[kRows];
+    RowSlice<T, PACK, MAXP, RAW> slice[kRows];
     RowStatistics<C> stats[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
@@ -1117,11 +1134,11 @@ __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restr
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      stats[r] = warp_row_statistics<OP, T, PACK, MAXP>(slice[r], lane, eps);
+      stats[r] = warp_row_statistics<OP, T, PACK, MAXP, RAW>(slice[r], lane, eps);
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      warp_row_store<OP, T, PACK, MAXP>(slice[r], stats[r], lane, weight, bias);
+      warp_row_store<OP, T, PACK, MAXP, RAW>(slice[r], stats[r], lane, weight, bias);
     }
     if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
 #pragma unroll
@@ -1568,6 +1585,20 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 2, __launch_bounds__(256, 4))          \
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 4, __launch_bounds__(256))             \
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 8, __launch_bounds__(256))
+// Experiment (session 7): 2-byte rows held raw, ROWS rows a warp.
+#define EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, MAXP, ROWS, BOUNDS)                        \
+  extern "C" __global__ void BOUNDS                                                             \
+      embednorm_warprow_##OP_NAME##_##NAME##_p8_c##MAXP##_raw##ROWS EMBEDNORM_SIGNATURE(T) {    \
+    (void)group;                                                                                \
+    warp_row<OP, T, 8, MAXP, true, ROWS>(input, output, offsets, rows, width, eps, weight,      \
+                                         bias);                                                 \
+  }
+#define EMBEDNORM_WARP_ROW_RAWS(OP_NAME, OP, NAME, T)                                           \
+  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 2, 2, __launch_bounds__(256, 4))                 \
+  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 2, 4, __launch_bounds__(256, 3))                 \
+  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 2, 3, __launch_bounds__(256, 4))                 \
+  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 4, 1, __launch_bounds__(256))                    \
+  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 4, 2, __launch_bounds__(256))
 
 // 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
 #define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \
@@ -1630,9 +1661,11 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_CLUSTER(OP_NAME, OP, f32, float, 4)                                                 \
   EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
   EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \
+  EMBEDNORM_WARP_ROW_RAWS(OP_NAME, OP, f16, __half)                                             \
   EMBEDNORM_CLUSTER(OP_NAME, OP, f16, __half, 8)                                                \
   EMBEDNORM_SCALAR(OP_NAME, OP, bf16, __nv_bfloat16)                                            \
   EMBEDNORM_VECTOR16(OP_NAME, OP, bf16, __nv_bfloat16)                                          \
+  EMBEDNORM_WARP_ROW_RAWS(OP_NAME, OP, bf16, __nv_bfloat16)                                     \
   EMBEDNORM_CLUSTER(OP_NAME, OP, bf16, __nv_bfloat16, 8)                                        \
   EMBEDNORM_SCALAR(OP_NAME, OP, f64, double)                                                    \
   EMBEDNORM_VECTOR(OP_NAME, OP, f64, double, 2)

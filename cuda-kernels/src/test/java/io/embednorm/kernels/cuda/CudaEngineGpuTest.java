@@ -109,7 +109,7 @@ class CudaEngineGpuTest {
     KernelModule module = KernelModule.of(context);
     for (long seed : TestSeeds.seeds()) {
       for (int width :
-          new int[] {1, 5, 32, 33, 128, 768, 769, 1024, 1025, 1032, 1536, 2048, 4096, 4099}) {
+          new int[] {1, 5, 32, 33, 128, 300, 768, 769, 1024, 1025, 1032, 1536, 2048, 4096, 4099}) {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
         Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
         double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
@@ -392,7 +392,20 @@ class CudaEngineGpuTest {
     if ((width + vector - 1) / vector <= LaunchPlan.MAX_WARP_ROW_PACKS) {
       String fitting = LaunchPlan.warpRowKernel(op, type, width);
       String widest = "embednorm_warprow_" + name + "_p" + vector + "_c8";
-      for (String kernel : fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
+      List<String> kernels =
+          new ArrayList<>(fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest));
+      // 2-byte rows held raw, several rows a warp (session 7's experiment kernels).
+      int vectorPacks = (width + vector - 1) / vector;
+      if (type.byteWidth() == 2) {
+        String stem = "embednorm_warprow_" + name + "_p" + vector;
+        if (vectorPacks <= 64) {
+          kernels.addAll(List.of(stem + "_c2_raw2", stem + "_c2_raw3", stem + "_c2_raw4"));
+        }
+        if (vectorPacks <= 128) {
+          kernels.addAll(List.of(stem + "_c4_raw1", stem + "_c4_raw2"));
+        }
+      }
+      for (String kernel : kernels) {
         plans.add(new LaunchPlan(kernel, "warp-row", 3, LaunchPlan.WARP_PATH_BLOCK, 0, 32, vector));
       }
     }
