@@ -911,7 +911,7 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
 // from the row's first 16-byte boundary (pack i of the row to lane i % 32), and the scalar head
 // before that boundary and tail after the last whole pack, one element a lane (at most 2 * PACK - 2
 // of them). Every pass then works on registers; the float64 fallback re-reads the row. A warp
-// takes warp_row_rows(MAXP) rows at a time, all their loads in flight before the first
+// takes warp_row_rows rows at a time, all their loads in flight before the first
 // reduction. Input and output share their alignment modulo 16 (the host checks).
 template <typename T, int PACK, int MAXP, bool RAW = false>
 struct RowSlice {
@@ -1108,20 +1108,35 @@ __device__ __noinline__ void warp_row_exact(const T* in, T* out, int n, int lane
   }
 }
 
-// Rows a warp of the warp-row path takes at a time: 2 where a lane holds up to 2 packs a row.
-// (H200: 4 rows there, or 2 rows from 4 packs, measured 4-30 points slower at widths 300 and 769.)
-__host__ __device__ constexpr int warp_row_rows(int maxp) { return maxp <= 2 ? 2 : 1; }
+// Whether the warp-row path holds a row's 16-byte packs raw (as loaded, widened at each use):
+// 2-byte rows at four packs a lane, and at two for the norms. H200, session 7 (docs/PERFORMANCE.md),
+// against widened rows: two packs, width 300 rms_norm and l2_normalize 59 -> 77 %, width 500 the
+// norms +11 to +14 points (softmaxes: -2 to +1, so they stay widened); ptxas then has no spill
+// under the 64-register cap, where the widened norms spilled 42-68 bytes.
+__host__ __device__ constexpr bool warp_row_raw(int op, int bytes, int maxp) {
+  return bytes == 2 && (maxp == 4 || (maxp == 2 && op != kSoftmax && op != kLogSoftmax));
+}
+
+// Rows a warp of the warp-row path takes at a time: 2 where a lane holds up to 2 packs a row, and
+// for raw 2-byte rows at four packs (H200, width 769: 85-87 % against 84-85 % for one row, or for
+// one raw row: 82-84 %). Widened rows measured 4-30 points slower with 4 rows at two packs or 2 at
+// four (session 6, widths 300 and 769); raw rows with 3 or 4 rows at two packs spilled 4-480 bytes
+// and lost 1-18 points at widths 300 and 500 (session 7).
+__host__ __device__ constexpr int warp_row_rows(int op, int bytes, int maxp) {
+  return maxp <= 2 || warp_row_raw(op, bytes, maxp) ? 2 : 1;
+}
 
 // The rows of a warp go through each phase together (loads, statistics, stores), so that their
 // reductions overlap; the float64 fallback comes last, for the rows that need it.
-template <int OP, typename T, int PACK, int MAXP, bool RAW = false, int ROWS = warp_row_rows(MAXP)>
+template <int OP, typename T, int PACK, int MAXP>
 __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restrict__ output,
                                          const long long* __restrict__ offsets, long long rows,
                                          int width, double eps,
                                          const typename Compute<T>::type* __restrict__ weight,
                                          const typename Compute<T>::type* __restrict__ bias) {
   using C = typename Compute<T>::type;
-  constexpr int kRows = ROWS;
+  constexpr int kRows = warp_row_rows(OP, sizeof(T), MAXP);
+  constexpr bool RAW = warp_row_raw(OP, sizeof(T), MAXP);
   const int lane = threadIdx.x & 31;
   const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
@@ -1585,21 +1600,6 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 2, __launch_bounds__(256, 4))          \
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 4, __launch_bounds__(256))             \
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 8, __launch_bounds__(256))
-// Experiment (session 7): 2-byte rows held raw, ROWS rows a warp.
-#define EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, MAXP, ROWS, BOUNDS)                        \
-  extern "C" __global__ void BOUNDS                                                             \
-      embednorm_warprow_##OP_NAME##_##NAME##_p8_c##MAXP##_raw##ROWS EMBEDNORM_SIGNATURE(T) {    \
-    (void)group;                                                                                \
-    warp_row<OP, T, 8, MAXP, true, ROWS>(input, output, offsets, rows, width, eps, weight,      \
-                                         bias);                                                 \
-  }
-#define EMBEDNORM_WARP_ROW_RAWS(OP_NAME, OP, NAME, T)                                           \
-  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 2, 2, __launch_bounds__(256, 4))                 \
-  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 2, 4, __launch_bounds__(256, 3))                 \
-  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 2, 3, __launch_bounds__(256, 4))                 \
-  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 4, 1, __launch_bounds__(256))                    \
-  EMBEDNORM_WARP_ROW_RAW(OP_NAME, OP, NAME, T, 4, 2, __launch_bounds__(256))
-
 // 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
 #define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \
   EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                                   \
@@ -1661,11 +1661,9 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_CLUSTER(OP_NAME, OP, f32, float, 4)                                                 \
   EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
   EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \
-  EMBEDNORM_WARP_ROW_RAWS(OP_NAME, OP, f16, __half)                                             \
   EMBEDNORM_CLUSTER(OP_NAME, OP, f16, __half, 8)                                                \
   EMBEDNORM_SCALAR(OP_NAME, OP, bf16, __nv_bfloat16)                                            \
   EMBEDNORM_VECTOR16(OP_NAME, OP, bf16, __nv_bfloat16)                                          \
-  EMBEDNORM_WARP_ROW_RAWS(OP_NAME, OP, bf16, __nv_bfloat16)                                     \
   EMBEDNORM_CLUSTER(OP_NAME, OP, bf16, __nv_bfloat16, 8)                                        \
   EMBEDNORM_SCALAR(OP_NAME, OP, f64, double)                                                    \
   EMBEDNORM_VECTOR(OP_NAME, OP, f64, double, 2)

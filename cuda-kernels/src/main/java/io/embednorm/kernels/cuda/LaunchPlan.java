@@ -66,12 +66,6 @@ public record LaunchPlan(
   private static final boolean WARP_ROW_FLOAT32 =
       !"twoByte".equals(System.getProperty("embednorm.gpu.warpRowTypes", "all"));
 
-  /**
-   * Experiment (session 7): {@code -Dembednorm.gpu.warpRowRaw=c2=raw4,c4=raw1} plans 2-byte
-   * warp-row kernels of those packs a lane with the row held raw, that many rows a warp.
-   */
-  private static final String WARP_ROW_RAW = System.getProperty("embednorm.gpu.warpRowRaw", "");
-
   /** The suffix of each element type's kernels. */
   static String typeName(ElementType type) {
     switch (type) {
@@ -344,14 +338,6 @@ public record LaunchPlan(
         && vectorPacks <= MAX_WARP_ROW_PACKS
         && (type.byteWidth() == 2 || (WARP_ROW_FLOAT32 && type == ElementType.FLOAT32))) {
       String kernel = warpRowKernel(op, type, maxWidth);
-      if (type.byteWidth() == 2) {
-        for (String entry : WARP_ROW_RAW.split(",")) {
-          String[] pair = entry.split("=");
-          if (pair.length == 2 && kernel.endsWith("_" + pair[0])) {
-            kernel += "_" + pair[1];
-          }
-        }
-      }
       int grid =
           grid(
               ceilDiv(rows, WARP_PATH_BLOCK / 32L),

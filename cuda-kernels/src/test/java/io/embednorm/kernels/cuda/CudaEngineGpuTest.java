@@ -392,20 +392,7 @@ class CudaEngineGpuTest {
     if ((width + vector - 1) / vector <= LaunchPlan.MAX_WARP_ROW_PACKS) {
       String fitting = LaunchPlan.warpRowKernel(op, type, width);
       String widest = "embednorm_warprow_" + name + "_p" + vector + "_c8";
-      List<String> kernels =
-          new ArrayList<>(fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest));
-      // 2-byte rows held raw, several rows a warp (session 7's experiment kernels).
-      int vectorPacks = (width + vector - 1) / vector;
-      if (type.byteWidth() == 2) {
-        String stem = "embednorm_warprow_" + name + "_p" + vector;
-        if (vectorPacks <= 64) {
-          kernels.addAll(List.of(stem + "_c2_raw2", stem + "_c2_raw3", stem + "_c2_raw4"));
-        }
-        if (vectorPacks <= 128) {
-          kernels.addAll(List.of(stem + "_c4_raw1", stem + "_c4_raw2"));
-        }
-      }
-      for (String kernel : kernels) {
+      for (String kernel : fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
         plans.add(new LaunchPlan(kernel, "warp-row", 3, LaunchPlan.WARP_PATH_BLOCK, 0, 32, vector));
       }
     }
