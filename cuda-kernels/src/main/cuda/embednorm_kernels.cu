@@ -1111,7 +1111,7 @@ __device__ __noinline__ void warp_row_exact(const T* in, T* out, int n, int lane
 // Whether the warp-row path holds a row's 16-byte packs raw (as loaded, widened at each use):
 // 2-byte rows at four packs a lane, and at two for the norms. H200, session 7 (docs/PERFORMANCE.md),
 // against widened rows: two packs, width 300 rms_norm and l2_normalize 59 -> 77 %, width 500 the
-// norms +11 to +14 points (softmaxes: -2 to +1, so they stay widened); ptxas then has no spill
+// norms +11 to +14 points (softmaxes: -3 to +1, so they stay widened); ptxas then has no spill
 // under the 64-register cap, where the widened norms spilled 42-68 bytes.
 __host__ __device__ constexpr bool warp_row_raw(int op, int bytes, int maxp) {
   return bytes == 2 && (maxp == 4 || (maxp == 2 && op != kSoftmax && op != kLogSoftmax));
@@ -1121,7 +1121,7 @@ __host__ __device__ constexpr bool warp_row_raw(int op, int bytes, int maxp) {
 // for raw 2-byte rows at four packs (H200, width 769: 85-87 % against 84-85 % for one row, or for
 // one raw row: 82-84 %). Widened rows measured 4-30 points slower with 4 rows at two packs or 2 at
 // four (session 6, widths 300 and 769); raw rows with 3 or 4 rows at two packs spilled 4-480 bytes
-// and lost 1-18 points at widths 300 and 500 (session 7).
+// and measured up to 20 points slower than 2 at widths 300 and 500 (session 7).
 __host__ __device__ constexpr int warp_row_rows(int op, int bytes, int maxp) {
   return maxp <= 2 || warp_row_raw(op, bytes, maxp) ? 2 : 1;
 }
@@ -1485,9 +1485,10 @@ __host__ __device__ constexpr bool warp_raw_rows(int op, int bytes, int packs, b
 // per op, value size and pack.
 // Lockstep kernels (session 6, H200, each op and width 32-1024 timed with 1-8 rows and caps 2-4 on
 // both grids, docs/PERFORMANCE.md): 4 rows at one pack a lane (fp32 layer_norm 3; 2-byte softmax
-// 3), 2 at two packs, 2 for the norms and 1 for the softmaxes at four, 1 at eight (fp32 only);
-// caps 4 at one pack, 3 for 2-byte layer_norm at one or two packs (f16 at two: 2) and for fp32
-// norms at two, 3 for fp32 rms_norm and l2_normalize at eight, else 2.
+// 3), 2 at two packs, 2 for the norms and 1 for the softmaxes at four, 1 at eight (fp32; 2-byte
+// rows at six and eight, session 7, not timed with more); caps 4 at one pack, 3 for 2-byte
+// layer_norm at one or two packs (f16 at two: 2) and for fp32 norms at two, 3 for fp32 rms_norm and
+// l2_normalize at eight, else 2 (2-byte six and eight packs: 80-128 registers, no spill).
 // The others (session 4, "Rows per lane"): 4 rows for up to 4 values a lane (LayerNorm 2), 2 rows
 // for 8, 1 beyond, at 64 registers (128 beyond). Where that spilled, fewer rows or 80 registers
 // measured faster and are taken:
