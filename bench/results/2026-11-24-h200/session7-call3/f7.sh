@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Session-7 final call (H200): first the warp-row experiment (s7c.sh, ~40 s: no H200 could be had
+# Session-7 call 3 (H200): first the warp-row experiment (s7c.sh, ~40 s: no H200 could be had
 # for it alone), then every test class of the module on the branch's bundle (GpuTestRunner,
 # no tag filter: the GPU tests and the CPU ones), the full KernelBenchmark table (f32, bf16, f16, all
 # widths), then torch eager and torch.compile (bench/torch_ops.py). Runs from a carried folder
