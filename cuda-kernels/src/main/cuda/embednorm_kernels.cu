@@ -451,6 +451,22 @@ __device__ __forceinline__ void warp_rows_lockstep(
       }
     };
     auto present = [&](int r, int p) { return column<PACK>(p, 0, group, group_lane) < n[r]; };
+    // Raw layer_norm rows of six or eight packs a lane: an empty asm on every raw word between
+    // passes, so that each pass widens the values again rather than ptxas keeping a pass's widened
+    // (or shifted) values live into the next: 48-64 floats beside the raw words spilled (bf16 at
+    // eight packs: 116 bytes, H200 70-73 % at widths 1792-2048).
+    auto rewiden = [&]() {
+      if constexpr (kRaw && OP == kLayerNorm && PACKS >= 6) {
+#pragma unroll
+        for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+          for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+            for (int w = 0; w < 4; ++w) asm volatile("" : "+r"(raw[r][p].values[w]));
+          }
+        }
+      }
+    };
 
     // Per row, outputs are: norms ((x - shift) - mean) * scale (shift = mean = 0 but for
     // layer_norm), softmax exp(x - shift) * scale, log_softmax (x - shift) - mean.
@@ -487,6 +503,7 @@ __device__ __forceinline__ void warp_rows_lockstep(
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) sum[r] += __shfl_xor_sync(kAll, sum[r], mask);
         }
+        rewiden();
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
           mean[r] = sum[r] / n[r];
@@ -505,6 +522,7 @@ __device__ __forceinline__ void warp_rows_lockstep(
 #pragma unroll
           for (int r = 0; r < ROWS; ++r) squares[r] += __shfl_xor_sync(kAll, squares[r], mask);
         }
+        rewiden();
       } else {
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
@@ -893,12 +911,15 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
 // from the row's first 16-byte boundary (pack i of the row to lane i % 32), and the scalar head
 // before that boundary and tail after the last whole pack, one element a lane (at most 2 * PACK - 2
 // of them). Every pass then works on registers; the float64 fallback re-reads the row. A warp
-// takes warp_row_rows(MAXP) rows at a time, all their loads in flight before the first
+// takes warp_row_rows rows at a time, all their loads in flight before the first
 // reduction. Input and output share their alignment modulo 16 (the host checks).
-template <typename T, int PACK, int MAXP>
+template <typename T, int PACK, int MAXP, bool RAW = false>
 struct RowSlice {
   using C = typename Compute<T>::type;
-  C x[MAXP][PACK];  // packs past the row hold 0
+  // RAW (2-byte 16-byte packs only): the packs held as loaded, widened at each use.
+  static constexpr bool kRaw = RAW && sizeof(T) == 2 && PACK * sizeof(T) == 16;
+  C x[kRaw ? 1 : MAXP][kRaw ? 1 : PACK];  // packs past the row hold 0
+  Pack<unsigned, 4> w[kRaw ? MAXP : 1];
   C edge_value;     // 0 where edge < 0
   int n, head, body, edge;
   const T* in;
@@ -919,7 +940,14 @@ struct RowSlice {
     edge = lane < head ? lane : (lane - head < n - tail_start ? tail_start + lane - head : -1);
 #pragma unroll
     for (int p = 0; p < MAXP; ++p) {
-      if (valid(p, lane)) {
+      if constexpr (kRaw) {
+        if (valid(p, lane)) {
+          w[p] = *reinterpret_cast<const Pack<unsigned, 4>*>(in + column(p, lane));
+        } else {
+#pragma unroll
+          for (int k = 0; k < 4; ++k) w[p].values[k] = 0u;
+        }
+      } else if (valid(p, lane)) {
         const Pack<T, PACK> pack = *reinterpret_cast<const Pack<T, PACK>*>(in + column(p, lane));
 #pragma unroll
         for (int k = 0; k < PACK; ++k) x[p][k] = widen(pack.values[k]);
@@ -929,6 +957,13 @@ struct RowSlice {
       }
     }
     edge_value = edge >= 0 ? widen(in[edge]) : C(0);
+  }
+  __device__ __forceinline__ C value(int p, int k) const {
+    if constexpr (kRaw) {
+      return widen_word<T>(w[p].values[k >> 1], k & 1);
+    } else {
+      return x[p][k];
+    }
   }
   __device__ __forceinline__ bool valid(int p, int lane) const { return p * 32 + lane < body; }
   __device__ __forceinline__ int column(int p, int lane) const {
@@ -943,9 +978,9 @@ struct RowStatistics {
   bool needs_double = false;  // float statistics outside the safe range: the float64 fallback
 };
 
-template <int OP, typename T, int PACK, int MAXP>
+template <int OP, typename T, int PACK, int MAXP, bool RAW>
 __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_statistics(
-    const RowSlice<T, PACK, MAXP>& row, int lane, double eps) {
+    const RowSlice<T, PACK, MAXP, RAW>& row, int lane, double eps) {
   using C = typename Compute<T>::type;
   RowStatistics<C> stats;
   const int n = row.n;
@@ -960,7 +995,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
       for (int p = 0; p < MAXP; ++p) {
         if (row.valid(p, lane)) {
 #pragma unroll
-          for (int k = 0; k < PACK; ++k) sum += row.x[p][k] - shift;
+          for (int k = 0; k < PACK; ++k) sum += row.value(p, k) - shift;
         }
       }
       const C mean = group_sum(sum, 32) / n;
@@ -973,7 +1008,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
         if (row.valid(p, lane)) {
 #pragma unroll
           for (int k = 0; k < PACK; ++k) {
-            const C centered = (row.x[p][k] - shift) - mean;
+            const C centered = (row.value(p, k) - shift) - mean;
             squares += centered * centered;
           }
         }
@@ -985,7 +1020,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
 #pragma unroll
       for (int p = 0; p < MAXP; ++p) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) squares += row.x[p][k] * row.x[p][k];
+        for (int k = 0; k < PACK; ++k) squares += row.value(p, k) * row.value(p, k);
       }
     }
     squares = group_sum(squares, 32);
@@ -1003,7 +1038,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
     for (int p = 0; p < MAXP; ++p) {
       if (row.valid(p, lane)) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) maximum = max_elements(maximum, row.x[p][k]);
+        for (int k = 0; k < PACK; ++k) maximum = max_elements(maximum, row.value(p, k));
       }
     }
     maximum = group_max(maximum, 32);
@@ -1012,7 +1047,7 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
     for (int p = 0; p < MAXP; ++p) {
       if (row.valid(p, lane)) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) sum += exp_c(row.x[p][k] - maximum);
+        for (int k = 0; k < PACK; ++k) sum += exp_c(row.value(p, k) - maximum);
       }
     }
     sum = group_sum(sum, 32);
@@ -1024,8 +1059,8 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
 }
 
 // Stores the row's outputs from its registers, by the float statistics.
-template <int OP, typename T, int PACK, int MAXP>
-__device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP>& row,
+template <int OP, typename T, int PACK, int MAXP, bool RAW>
+__device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP, RAW>& row,
                                                const RowStatistics<typename Compute<T>::type>& stats,
                                                int lane, const typename Compute<T>::type* weight,
                                                const typename Compute<T>::type* bias) {
@@ -1050,7 +1085,7 @@ __device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP>& ro
       const int col = row.column(p, lane);
       C values[PACK];
 #pragma unroll
-      for (int k = 0; k < PACK; ++k) values[k] = result(row.x[p][k], col + k);
+      for (int k = 0; k < PACK; ++k) values[k] = result(row.value(p, k), col + k);
       *reinterpret_cast<Pack<T, PACK>*>(row.out + col) = narrow_pack<T>(values);
     }
   }
@@ -1073,9 +1108,23 @@ __device__ __noinline__ void warp_row_exact(const T* in, T* out, int n, int lane
   }
 }
 
-// Rows a warp of the warp-row path takes at a time: 2 where a lane holds up to 2 packs a row.
-// (H200: 4 rows there, or 2 rows from 4 packs, measured 4-30 points slower at widths 300 and 769.)
-__host__ __device__ constexpr int warp_row_rows(int maxp) { return maxp <= 2 ? 2 : 1; }
+// Whether the warp-row path holds a row's 16-byte packs raw (as loaded, widened at each use):
+// 2-byte rows at four packs a lane, and at two for the norms. H200, session 7 (docs/PERFORMANCE.md),
+// against widened rows: two packs, width 300 rms_norm and l2_normalize 59 -> 77 %, width 500 the
+// norms +11 to +14 points (softmaxes: -3 to +1, so they stay widened); ptxas then has no spill
+// under the 64-register cap, where the widened norms spilled 42-68 bytes.
+__host__ __device__ constexpr bool warp_row_raw(int op, int bytes, int maxp) {
+  return bytes == 2 && (maxp == 4 || (maxp == 2 && op != kSoftmax && op != kLogSoftmax));
+}
+
+// Rows a warp of the warp-row path takes at a time: 2 where a lane holds up to 2 packs a row, and
+// for raw 2-byte rows at four packs (H200, width 769: 85-87 % against 84-85 % for one row, or for
+// one raw row: 82-84 %). Widened rows measured 4-30 points slower with 4 rows at two packs or 2 at
+// four (session 6, widths 300 and 769); raw rows with 3 or 4 rows at two packs spilled 4-480 bytes
+// and measured up to 20 points slower than 2 at widths 300 and 500 (session 7).
+__host__ __device__ constexpr int warp_row_rows(int op, int bytes, int maxp) {
+  return maxp <= 2 || warp_row_raw(op, bytes, maxp) ? 2 : 1;
+}
 
 // The rows of a warp go through each phase together (loads, statistics, stores), so that their
 // reductions overlap; the float64 fallback comes last, for the rows that need it.
@@ -1086,12 +1135,13 @@ __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restr
                                          const typename Compute<T>::type* __restrict__ weight,
                                          const typename Compute<T>::type* __restrict__ bias) {
   using C = typename Compute<T>::type;
-  constexpr int kRows = warp_row_rows(MAXP);
+  constexpr int kRows = warp_row_rows(OP, sizeof(T), MAXP);
+  constexpr bool RAW = warp_row_raw(OP, sizeof(T), MAXP);
   const int lane = threadIdx.x & 31;
   const long long warp = (static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x) >> 5;
   const long long warps = (static_cast<long long>(gridDim.x) * blockDim.x) >> 5;
   for (long long base = warp * kRows; base < rows; base += warps * kRows) {
-    RowSlice<T, PACK, MAXP> slice[kRows];
+    RowSlice<T, PACK, MAXP, RAW> slice[kRows];
     RowStatistics<C> stats[kRows];
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
@@ -1099,11 +1149,11 @@ __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restr
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      stats[r] = warp_row_statistics<OP, T, PACK, MAXP>(slice[r], lane, eps);
+      stats[r] = warp_row_statistics<OP, T, PACK, MAXP, RAW>(slice[r], lane, eps);
     }
 #pragma unroll
     for (int r = 0; r < kRows; ++r) {
-      warp_row_store<OP, T, PACK, MAXP>(slice[r], stats[r], lane, weight, bias);
+      warp_row_store<OP, T, PACK, MAXP, RAW>(slice[r], stats[r], lane, weight, bias);
     }
     if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
 #pragma unroll
@@ -1435,9 +1485,10 @@ __host__ __device__ constexpr bool warp_raw_rows(int op, int bytes, int packs, b
 // per op, value size and pack.
 // Lockstep kernels (session 6, H200, each op and width 32-1024 timed with 1-8 rows and caps 2-4 on
 // both grids, docs/PERFORMANCE.md): 4 rows at one pack a lane (fp32 layer_norm 3; 2-byte softmax
-// 3), 2 at two packs, 2 for the norms and 1 for the softmaxes at four, 1 at eight (fp32 only);
-// caps 4 at one pack, 3 for 2-byte layer_norm at one or two packs (f16 at two: 2) and for fp32
-// norms at two, 3 for fp32 rms_norm and l2_normalize at eight, else 2.
+// 3), 2 at two packs, 2 for the norms and 1 for the softmaxes at four, 1 at eight (fp32; 2-byte
+// rows at six and eight, session 7, not timed with more); caps 4 at one pack, 3 for 2-byte
+// layer_norm at one or two packs (f16 at two: 2) and for fp32 norms at two, 3 for fp32 rms_norm and
+// l2_normalize at eight, else 2 (2-byte six and eight packs: 80-128 registers, no spill).
 // The others (session 4, "Rows per lane"): 4 rows for up to 4 values a lane (LayerNorm 2), 2 rows
 // for 8, 1 beyond, at 64 registers (128 beyond). Where that spilled, fewer rows or 80 registers
 // measured faster and are taken:
@@ -1550,7 +1601,6 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 2, __launch_bounds__(256, 4))          \
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 4, __launch_bounds__(256))             \
   EMBEDNORM_WARP_ROW_VARIANT(OP_NAME, OP, NAME, T, PACK, 8, __launch_bounds__(256))
-
 // 16-byte block variants also come without the head and tail bookkeeping, for aligned batches.
 #define EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)                                      \
   EMBEDNORM_BLOCK(OP_NAME, OP, NAME, T, PACK)                                                   \
@@ -1575,12 +1625,15 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, PACK, 8)                                                 \
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, PACK)
 
-// 16-byte variants of 2-byte types: 8 elements a pack, so up to 4 packs per lane.
+// 16-byte variants of 2-byte types: 8 elements a pack, up to 8 packs per lane (6 and 8 for rows
+// of 129-256 packs, widths 1032-2048, held raw).
 #define EMBEDNORM_VECTOR16(OP_NAME, OP, NAME, T)                                                \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 1)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 2)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 3)                                                    \
   EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 4)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 6)                                                    \
+  EMBEDNORM_WARP(OP_NAME, OP, NAME, T, 8, 8)                                                    \
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, 8)
 
 

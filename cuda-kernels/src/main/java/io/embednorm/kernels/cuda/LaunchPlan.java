@@ -103,9 +103,27 @@ public record LaunchPlan(
         + lanePacks;
   }
 
-  /** The most packs a lane holds on the warp path: wider rows go to the block path. */
+  /**
+   * {@code -Dembednorm.gpu.sixPacks=false} plans eight packs a lane instead of six for 2-byte rows
+   * of 129-192 packs, for comparisons (see {@link #lanePacks}).
+   */
+  private static final boolean SIX_PACKS =
+      Boolean.parseBoolean(System.getProperty("embednorm.gpu.sixPacks", "true"));
+
+  /**
+   * {@code -Dembednorm.gpu.twoByteWarpPacks=4} plans 2-byte rows of more than 128 packs (widths
+   * 1032-2048) on the block path, as before the eight-packs kernels, for comparisons.
+   */
+  private static final int TWO_BYTE_WARP_PACKS =
+      Integer.getInteger("embednorm.gpu.twoByteWarpPacks", 8);
+
+  /**
+   * The most packs a lane holds on the warp path: wider rows go to the cluster or block path. 8 for
+   * every type; 2-byte rows of 16-byte packs took at most 4 before session 7, so their rows of
+   * 129-256 packs (widths 1032-2048) ran on the block path.
+   */
   static int maxWarpPacks(ElementType type, int pack) {
-    return pack == 1 ? 8 : (type.byteWidth() == 2 ? 4 : 8);
+    return pack == 1 ? 8 : (type.byteWidth() == 2 ? TWO_BYTE_WARP_PACKS : 8);
   }
 
   /**
@@ -172,13 +190,29 @@ public record LaunchPlan(
    * where four packs a lane would leave a quarter or more of them empty). H200, three packs against
    * four (docs/PERFORMANCE.md, "Session 6, three packs a lane"): float32 layer_norm at 300 77 -> 88
    * %, 2-byte softmaxes at 768 77-84 -> 90-91 %, the rest 0 to +5; but bfloat16 rms_norm at 768 93
-   * -> 89 %, so it keeps four.
+   * -> 89 %, so it keeps four. Likewise 6 for 2-byte rows of 129-192 packs (widths 1032-1536): at
+   * 1280-1536 six packs against eight measured softmax 88-92 against 70-80 %, layer_norm 82-92
+   * against 68-84 % (session 7).
    */
   static int lanePacks(Op op, ElementType type, int pack, int packsPerRow) {
     int needed = ceilDiv(packsPerRow, 32);
     boolean three =
         needed == 3 && lockstep(type, pack) && !(op == Op.RMS_NORM && type == ElementType.BFLOAT16);
-    return three ? 3 : nextPowerOfTwo(needed);
+    if (three) {
+      return 3;
+    }
+    if ((needed == 5 || needed == 6) && SIX_PACKS && sixPacks(type, pack)) {
+      return 6;
+    }
+    return nextPowerOfTwo(needed);
+  }
+
+  /**
+   * Whether the warp path has kernels of six packs a lane for a type and pack: the 2-byte lockstep
+   * kernels (rows of 129-192 packs, widths 1032-1536).
+   */
+  static boolean sixPacks(ElementType type, int pack) {
+    return type.byteWidth() == 2 && lockstep(type, pack);
   }
 
   /**
@@ -217,7 +251,10 @@ public record LaunchPlan(
    *   <li>2-byte types: one pass for rms_norm and l2_normalize (96-98 % against 87-94 %; at four
    *       packs only where rows are full: width 768 85-87 % one pass against 94 % resident) and
    *       log_softmax at one and two packs; resident for layer_norm and softmax, and for
-   *       log_softmax at four packs.
+   *       log_softmax at four packs. At six packs resident for all (session 7, width 1536 full:
+   *       norms 92-93 % resident against 88 % one pass); at eight, one pass for the norms where
+   *       rows are full (width 2048: 96 % against 91-92 %), the others resident (softmax 89-90
+   *       against 83-84 %, layer_norm and log_softmax 2-5 points).
    * </ul>
    *
    * @param fullRows whether the widest row fills all {@code 32 * packs} packs of its lanes
@@ -240,6 +277,7 @@ public record LaunchPlan(
     }
     return switch (packs) {
       case 1, 2 -> norm || op == Op.LOG_SOFTMAX;
+      case 6 -> false;
       default -> norm && fullRows;
     };
   }

@@ -108,7 +108,8 @@ class CudaEngineGpuTest {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
     for (long seed : TestSeeds.seeds()) {
-      for (int width : new int[] {1, 5, 32, 33, 128, 768, 769, 1024, 1025, 4096, 4099}) {
+      for (int width :
+          new int[] {1, 5, 32, 33, 128, 300, 768, 769, 1024, 1025, 1032, 1536, 2048, 4096, 4099}) {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
         Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
         double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
@@ -218,6 +219,9 @@ class CudaEngineGpuTest {
         if (LaunchPlan.lockstep(type, pack)) {
           lanePacks.add(3);
         }
+        if (LaunchPlan.sixPacks(type, pack)) {
+          lanePacks.add(6);
+        }
         for (int packs : lanePacks) {
           for (Op op : Op.values()) {
             String kernel =
@@ -230,7 +234,7 @@ class CudaEngineGpuTest {
         }
       }
     }
-    assertThat(checked).isEqualTo(165);
+    assertThat(checked).isEqualTo(185);
   }
 
   @Test
@@ -340,9 +344,12 @@ class CudaEngineGpuTest {
       if (packsPerRow <= 32 * maxPacks) {
         int group = packsPerRow <= 32 ? LaunchPlan.nextPowerOfTwo(packsPerRow) : 32;
         int packs = packsPerRow <= 32 ? 1 : LaunchPlan.lanePacks(op, type, pack, packsPerRow);
-        // Three packs a lane and four (lanes' last pack past the row) alike, wherever three fit.
+        // Three packs a lane and four (lanes' last pack past the row) alike, wherever three fit;
+        // six and eight alike wherever six fit.
         boolean threeFit = packsPerRow > 64 && packsPerRow <= 96 && LaunchPlan.lockstep(type, pack);
-        for (int lane : threeFit ? new int[] {3, 4} : new int[] {packs}) {
+        boolean sixFit = packsPerRow > 128 && packsPerRow <= 192 && LaunchPlan.sixPacks(type, pack);
+        int[] forced = threeFit ? new int[] {3, 4} : sixFit ? new int[] {6, 8} : new int[] {packs};
+        for (int lane : forced) {
           plans.add(
               new LaunchPlan(
                   "embednorm_warp_" + name + "_p" + pack + "_c" + lane,
