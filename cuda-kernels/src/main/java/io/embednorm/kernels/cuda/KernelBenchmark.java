@@ -86,10 +86,12 @@ public final class KernelBenchmark {
     KernelModule module = KernelModule.of(context);
     System.out.printf(
         Locale.ROOT,
-        "# %s, sm_%d, %d SMs; %.2f GiB of input per width; median of %d; GB/s = (read + write) / time%n",
+        "# %s, sm_%d, %d SMs, memory peak %.0f GB/s; %.2f GiB of input per width; median of %d;"
+            + " GB/s = (read + write) / time%n",
         CudaAvailability.get().deviceName(),
         context.computeCapability(),
         context.multiprocessors(),
+        context.memoryBandwidth() / 1e9,
         gib,
         repeats);
     StringBuilder header =

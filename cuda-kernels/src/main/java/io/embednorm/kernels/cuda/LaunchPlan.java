@@ -44,13 +44,20 @@ public record LaunchPlan(
   /** Blocks of a cluster-path launch with a block per row; the kernel loops over more rows. */
   private static final long MAX_ROWS_PER_LAUNCH = 1L << 28;
 
+  /**
+   * The least peak memory bandwidth (bytes a second) at which the warp path mixes one-pass and
+   * resident grids as timed on an H200 (see {@link #onePassWarpGrid}); below it, one pass.
+   */
+  static final long MIXED_WARP_GRID_BANDWIDTH = 4_000_000_000_000L;
+
   /** The most blocks of a one-pass warp-path launch; the kernels loop over further rows. */
   private static final long MAX_WARP_BLOCKS = 1L << 28;
 
   /**
    * {@code -Dembednorm.gpu.warpGrid=resident} or {@code =onePass} plans every warp-path launch on
-   * that grid (see {@link #onePassWarpGrid}), for comparisons; by default each kernel gets the one
-   * measured faster.
+   * that grid (see {@link #onePassWarpGrid}), and {@code =mixed} the H200's per-kernel mix on any
+   * device, for comparisons; by default each kernel gets the one measured faster on memory of the
+   * device's speed.
    */
   private static final String WARP_GRID = System.getProperty("embednorm.gpu.warpGrid", "planned");
 
@@ -257,16 +264,40 @@ public record LaunchPlan(
    *       against 83-84 %, layer_norm and log_softmax 2-5 points).
    * </ul>
    *
-   * @param fullRows whether the widest row fills all {@code 32 * packs} packs of its lanes
+   * <p>That mix holds on devices whose memory peaks at {@link #MIXED_WARP_GRID_BANDWIDTH} or more
+   * (the H200's 4.8 TB/s). On slower memory (an H100 80GB HBM3, 3.35 TB/s; 2026-11-25,
+   * docs/PERFORMANCE.md) every lockstep kernel takes one pass, but at six packs a lane:
+   *
+   * <ul>
+   *   <li>3 rounds at widths 32-2048: one pass 96-100 % in every op and type, where the mix left
+   *       2-byte layer_norm and softmax resident at 88-92 % and float32 layer_norm at 768 at 92 %.
+   *   <li>Six packs (2-byte 1032-1536), 2 rounds: one pass for every op where rows are full (1536:
+   *       94-100 % against 83-92 %); for rows filling at least 3/4 of the lanes' packs (1280) one
+   *       pass for the norms and softmax (93-100 % against 88-92 %), resident for layer_norm and
+   *       log_softmax (93-94 % against 86-93 %); for emptier rows (1032, 129 of 192 packs) resident
+   *       (layer_norm 82-85 % against 79-81, log_softmax 86-89 against 74-83; softmax alone lost,
+   *       88-89 against 91-94).
+   * </ul>
+   *
+   * @param packsPerRow the widest row's packs, at most {@code 32 * packs}
    */
-  static boolean onePassWarpGrid(Op op, ElementType type, int pack, int packs, boolean fullRows) {
-    if (!WARP_GRID.equals("planned")) {
+  static boolean onePassWarpGrid(
+      Op op, ElementType type, int pack, int packs, int packsPerRow, CudaContext context) {
+    if (WARP_GRID.equals("onePass") || WARP_GRID.equals("resident")) {
       return WARP_GRID.equals("onePass");
     }
     if (!lockstep(type, pack)) {
       return false;
     }
+    boolean fullRows = packsPerRow == 32 * packs;
     boolean norm = op == Op.RMS_NORM || op == Op.L2_NORMALIZE;
+    if (!WARP_GRID.equals("mixed") && context.memoryBandwidth() < MIXED_WARP_GRID_BANDWIDTH) {
+      if (packs != 6 || fullRows) {
+        return true;
+      }
+      boolean mostlyFull = 4 * packsPerRow >= 3 * 32 * packs;
+      return mostlyFull && (norm || op == Op.SOFTMAX);
+    }
     if (type == ElementType.FLOAT32) {
       return switch (packs) {
         case 1 -> op != Op.LAYER_NORM;
@@ -317,7 +348,7 @@ public record LaunchPlan(
           (WARP_PATH_BLOCK / 32L) * (32 / group) * rowsPerLane(op, type, pack, packs);
       long blocks = ceilDiv(rows, rowsPerBlock);
       int grid =
-          onePassWarpGrid(op, type, pack, packs, packsPerRow == 32L * packs)
+          onePassWarpGrid(op, type, pack, packs, packsPerRow, context)
               ? (int) Math.min(blocks, MAX_WARP_BLOCKS)
               : grid(blocks, occupancy(module, kernel, WARP_PATH_BLOCK, 0), context);
       return new LaunchPlan(kernel, "warp", grid, WARP_PATH_BLOCK, 0, group, pack);

@@ -279,6 +279,32 @@ class CudaEngineGpuTest {
         .hasMessage("Cannot apply rms_norm to row 41: weight has 2 elements but the row has 3");
   }
 
+  /**
+   * The warp path's grid follows the memory's peak bandwidth: one pass for every lockstep kernel
+   * below {@link LaunchPlan#MIXED_WARP_GRID_BANDWIDTH} (an H100), the timed mix above it (an H200,
+   * where 2-byte layer_norm stays resident). A driver that reported no memory clock would send
+   * every device down the one-pass branch; the bandwidth must be a real one.
+   */
+  @Test
+  void warpGridFollowsTheMemoryBandwidth() {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    assertThat(context.memoryBandwidth())
+        .as("peak memory bandwidth")
+        .isBetween(100_000_000_000L, 100_000_000_000_000L);
+    long rows = 1 << 20;
+    LaunchPlan plan =
+        LaunchPlan.plan(Op.LAYER_NORM, ElementType.BFLOAT16, 128, rows, true, context, module);
+    // A resident grid holds at most 2048 / 256 = 8 blocks an SM; one pass over 2^20 rows of 16
+    // packs needs thousands.
+    boolean onePass = plan.grid() > context.multiprocessors() * 8;
+    assertThat(onePass)
+        .as(
+            "one pass (%s, grid %d), memory %d B/s",
+            plan.kernel(), plan.grid(), context.memoryBandwidth())
+        .isEqualTo(context.memoryBandwidth() < LaunchPlan.MIXED_WARP_GRID_BANDWIDTH);
+  }
+
   /** More than 2^31 elements in one launch: 64-bit indexing end to end. */
   @Test
   void moreThanTwoToTheThirtyOneElements() {
