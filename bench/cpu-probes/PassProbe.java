@@ -1,15 +1,15 @@
-// Probe (bench/cpu-probes/README.md): ns per element of single passes over one chunk in L1 (maxima, storeExponentials, scaleRows, sumsOfSquares; -Dwidth, -Dscalar).
+// Probe (bench/cpu-probes/README.md): ns per element of single passes over a group of rows in L1/L2 (maxima, storeExponentials, scaleRows, sumsOfSquares; -Dwidth, -Drows, -Dscalar).
 package io.embednorm.kernels.cpu;
 
 public class PassProbe {
   public static void main(String[] args) {
     int width = Integer.getInteger("width", 32);
-    int rows = 1024 / width;
+    int rows = Integer.getInteger("rows", 1024 / width);
     RowPasses p = System.getProperty("scalar") != null ? ScalarRowPasses.INSTANCE : RowPassSelection.VECTOR;
-    float[] a = new float[1024], o = new float[1024], s = new float[64], t = new float[64];
+    float[] a = new float[rows * width], o = new float[rows * width], s = new float[64], t = new float[64];
     java.util.Random rnd = new java.util.Random(1);
     for (int i = 0; i < a.length; i++) a[i] = (float) rnd.nextGaussian();
-    int iters = 65536; // 64M elements
+    int iters = (64 << 20) / (rows * width); // 64M elements
     for (int round = 0; round < 6; round++) {
       long t0 = System.nanoTime();
       for (int i = 0; i < iters; i++) p.maxima(a, 0, width, rows, s);
@@ -22,7 +22,7 @@ public class PassProbe {
       long t4 = System.nanoTime();
       for (int i = 0; i < iters; i++) p.sumsOfSquares(a, 0, width, rows, s);
       long t5 = System.nanoTime();
-      double el = 1024.0 * iters;
+      double el = (double) rows * width * iters;
       System.out.printf("w%d ns/element: maxima %.3f storeExp %.3f (maxima+inverses) %.3f scaleRows %.3f sumsOfSquares %.3f%n", width,
           (t1 - t0) / el, (t2 - t1) / el, (t3 - t2) / el, (t4 - t3) / el, (t5 - t4) / el);
     }
