@@ -22,6 +22,7 @@ final class RowScratch {
   private final float[][] rowScalars = new float[ROW_SCALAR_ARRAYS][FloatRowKernels.GROUP_ROWS];
   private final double[][] rowDoubles = new double[2][FloatRowKernels.GROUP_ROWS];
   private float[] lanes = new float[64 * 8];
+  private float[] exponentials = new float[0];
   private final SumTree sumTree = new SumTree();
 
   private RowScratch() {}
@@ -81,6 +82,21 @@ final class RowScratch {
    */
   double[] rowDoubles(int index) {
     return rowDoubles[index];
+  }
+
+  /**
+   * At least {@code length} floats for the exponentials of a group of rows, which log_softmax's
+   * SIMD passes store before summing them (its output may be its input, so not there).
+   */
+  float[] exponentials(int length) {
+    if (exponentials.length >= length) {
+      return exponentials;
+    }
+    float[] array = new float[length];
+    if (length <= RETAINED_ELEMENTS) {
+      exponentials = array;
+    }
+    return array;
   }
 
   /**

@@ -468,18 +468,18 @@ final class VectorRowPasses implements RowPasses {
   }
 
   // The exponential is FloatExponential.exp lane by lane, the same operations in the same order;
-  // a row's tail shorter than a register runs in scalar code. Summing only and storing are two
-  // methods so that neither holds more than two copies of the polynomial.
+  // a row's tail shorter than a register runs in scalar code. Flat rows sum their exponentials in
+  // the loop that computes them; other rows store them first (log_softmax into scratch) and sum
+  // the stored values with sumsOfDifferences and zero shifts, the same additions in the same order.
+  // Each method holds at most two copies of the polynomial.
 
   @Override
   public void sumsOfExponentials(
       float[] input, int inputOffset, int width, int count, float[] maxima, float[] sums) {
     RowScratch scratch = RowScratch.current();
-    SumTree tree = scratch.sumTree(width);
-    int blocks = tree.blocks();
-    int[] ends = tree.ends();
-    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
     if (isFlat(width)) {
+      SumTree tree = scratch.sumTree(width);
+      float[] lanes = scratch.lanes(count * tree.blocks() * FLOAT_LANES);
       // A register per row (its lanes reach the array once), rather than one loop over the
       // group adding into the array: that chained each row's additions through memory.
       for (int row = 0, start = inputOffset; row < count; row++, start += width) {
@@ -516,50 +516,11 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
-    int at = 0;
-    for (int row = 0, start = inputOffset; row < count; row++, start += width) {
-      float maximum = maxima[row];
-      int index = start;
-      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
-        int end = start + ends[block];
-        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
-        FloatVector sum = FloatVector.zero(FLOATS);
-        for (; index < full; index += FLOAT_LANES) {
-          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
-          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
-          FloatVector r =
-              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
-          FloatVector polynomial =
-              r.mul(FloatExponential.P0)
-                  .add(FloatExponential.P1)
-                  .mul(r)
-                  .add(FloatExponential.P2)
-                  .mul(r)
-                  .add(FloatExponential.P3)
-                  .mul(r)
-                  .add(FloatExponential.P4)
-                  .mul(r)
-                  .add(FloatExponential.P5);
-          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
-          FloatVector power =
-              ((IntVector) rounded.reinterpretAsInts())
-                  .add(127 - FloatExponential.ROUNDING_BITS)
-                  .lanewise(VectorOperators.LSHL, 23)
-                  .reinterpretAsFloats();
-          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-
-          sum = sum.add(exponential);
-        }
-        sum.intoArray(lanes, at);
-        // The tail, element j to lane j.
-        for (int lane = at; index < end; index++, lane++) {
-          float exponential = FloatExponential.exp(input[index] - maximum);
-          lanes[lane] += exponential;
-        }
-      }
-    }
-    tree.sums(lanes, count, sums);
+    // Other widths: the row's exponentials into scratch, then summed as stored values (see
+    // storeExponentials).
+    float[] exponentials = scratch.exponentials(count * width);
+    exponentialsByRow(input, inputOffset, exponentials, 0, width, count, maxima);
+    sumsOfDifferences(exponentials, 0, width, count, zeroShifts(count), sums);
   }
 
   @Override
@@ -572,13 +533,11 @@ final class VectorRowPasses implements RowPasses {
       int count,
       float[] maxima,
       float[] sums) {
-    RowScratch scratch = RowScratch.current();
-    SumTree tree = scratch.sumTree(width);
-    int blocks = tree.blocks();
-    int[] ends = tree.ends();
-    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
-    int shift = outputOffset - inputOffset;
     if (isFlat(width)) {
+      RowScratch scratch = RowScratch.current();
+      SumTree tree = scratch.sumTree(width);
+      float[] lanes = scratch.lanes(count * tree.blocks() * FLOAT_LANES);
+      int shift = outputOffset - inputOffset;
       // A register per row, as in sumsOfExponentials.
       for (int row = 0, start = inputOffset; row < count; row++, start += width) {
         float maximum = maxima[row];
@@ -615,52 +574,72 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
-    int at = 0;
+    // Other widths: a loop per row over its whole registers and a scalar tail, then the stored
+    // values summed in FloatSums' order (x − 0 = x, so sumsOfDifferences with zero shifts adds
+    // exactly what the blocks of a fused loop would). Fused, the block loop with its scalar tail
+    // got C2 to box the exponential's vectors in some compilations (width 300: 20-45 ns an
+    // element against 0.6; docs/PERFORMANCE.md).
+    exponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
+    sumsOfDifferences(output, outputOffset, width, count, zeroShifts(count), sums);
+  }
+
+  /** The shifts of a sum of stored exponentials read back as a sum of differences: all zero. */
+  private static final float[] ZERO_SHIFTS = new float[FloatRowKernels.GROUP_ROWS];
+
+  private static float[] zeroShifts(int count) {
+    return count <= ZERO_SHIFTS.length ? ZERO_SHIFTS : new float[count];
+  }
+
+  /**
+   * Stores exp(x − maxima[row]) of every element (FloatExponential.exp lane by lane, the same
+   * operations in the same order): a loop per row over its whole registers, then the row's tail in
+   * scalar code. Input and output are the same array at the same offset or do not overlap.
+   */
+  private static void exponentialsByRow(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima) {
+    int shift = outputOffset - inputOffset;
     for (int row = 0, start = inputOffset; row < count; row++, start += width) {
       float maximum = maxima[row];
+      int end = start + width;
       int index = start;
-      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
-        int end = start + ends[block];
-        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
-        FloatVector sum = FloatVector.zero(FLOATS);
-        for (; index < full; index += FLOAT_LANES) {
-          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
-          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
-          FloatVector r =
-              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
-          FloatVector polynomial =
-              r.mul(FloatExponential.P0)
-                  .add(FloatExponential.P1)
-                  .mul(r)
-                  .add(FloatExponential.P2)
-                  .mul(r)
-                  .add(FloatExponential.P3)
-                  .mul(r)
-                  .add(FloatExponential.P4)
-                  .mul(r)
-                  .add(FloatExponential.P5);
-          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
-          FloatVector power =
-              ((IntVector) rounded.reinterpretAsInts())
-                  .add(127 - FloatExponential.ROUNDING_BITS)
-                  .lanewise(VectorOperators.LSHL, 23)
-                  .reinterpretAsFloats();
-          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-
-          exponential.intoArray(output, index + shift);
-          sum = sum.add(exponential);
-        }
-        sum.intoArray(lanes, at);
-        // The tail, element j to lane j.
-        for (int lane = at; index < end; index++, lane++) {
-          float exponential = FloatExponential.exp(input[index] - maximum);
-          output[index + shift] = exponential;
-          lanes[lane] += exponential;
-        }
+      for (int full = start + (width & ~(FLOAT_LANES - 1)); index < full; index += FLOAT_LANES) {
+        FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+        FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
+        FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+        FloatVector r =
+            x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+        FloatVector polynomial =
+            r.mul(FloatExponential.P0)
+                .add(FloatExponential.P1)
+                .mul(r)
+                .add(FloatExponential.P2)
+                .mul(r)
+                .add(FloatExponential.P3)
+                .mul(r)
+                .add(FloatExponential.P4)
+                .mul(r)
+                .add(FloatExponential.P5);
+        FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+        FloatVector power =
+            ((IntVector) rounded.reinterpretAsInts())
+                .add(127 - FloatExponential.ROUNDING_BITS)
+                .lanewise(VectorOperators.LSHL, 23)
+                .reinterpretAsFloats();
+        mantissa
+            .mul(power)
+            .blend(0f, x.lt(FloatExponential.LOWEST))
+            .intoArray(output, index + shift);
+      }
+      for (; index < end; index++) {
+        output[index + shift] = FloatExponential.exp(input[index] - maximum);
       }
     }
-    tree.sums(lanes, count, sums);
   }
 
   /**
