@@ -467,11 +467,13 @@ final class VectorRowPasses implements RowPasses {
     tree.sums(lanes, count, sums);
   }
 
-  // The exponential is FloatExponential.exp lane by lane, the same operations in the same order;
-  // a row's tail shorter than a register runs in scalar code. Flat rows sum their exponentials in
-  // the loop that computes them; other rows store them first (log_softmax into scratch) and sum
-  // the stored values with sumsOfDifferences and zero shifts, the same additions in the same order.
-  // Each method holds at most two copies of the polynomial.
+  // The exponential is FloatExponential.exp lane by lane, the same operations in the same order.
+  // storeExponentials, and sumsOfExponentials but for flat rows, compute it in one loop that stores
+  // it (exponentialsByRow), then sum the stored values with sumsOfDifferences and zero shifts: the
+  // same additions in the same order as FloatSums' sumOfExponentials (x − 0 = x). Summed in the
+  // block loops that computed them, C2 boxed the exponential's vectors in some compilations (width
+  // 300: 20-45 ns an element against 0.6; docs/PERFORMANCE.md). Flat rows of sumsOfExponentials
+  // keep a register per row: storing to scratch first measured 15-20 % slower at widths 32-128.
 
   @Override
   public void sumsOfExponentials(
@@ -516,11 +518,11 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
-    // Other widths: the row's exponentials into scratch, then summed as stored values (see
-    // storeExponentials).
+    // Other widths: the exponentials into scratch (log_softmax's output may be its input), then
+    // summed as stored values.
     float[] exponentials = scratch.exponentials(count * width);
     exponentialsByRow(input, inputOffset, exponentials, 0, width, count, maxima);
-    sumsOfDifferences(exponentials, 0, width, count, zeroShifts(count), sums);
+    sumsOfDifferences(exponentials, 0, width, count, ZERO_SHIFTS, sums);
   }
 
   @Override
@@ -533,62 +535,15 @@ final class VectorRowPasses implements RowPasses {
       int count,
       float[] maxima,
       float[] sums) {
-    if (isFlat(width)) {
-      RowScratch scratch = RowScratch.current();
-      SumTree tree = scratch.sumTree(width);
-      float[] lanes = scratch.lanes(count * tree.blocks() * FLOAT_LANES);
-      int shift = outputOffset - inputOffset;
-      // A register per row, as in sumsOfExponentials.
-      for (int row = 0, start = inputOffset; row < count; row++, start += width) {
-        float maximum = maxima[row];
-        FloatVector sum = FloatVector.zero(FLOATS);
-        for (int index = start, end = start + width; index < end; index += FLOAT_LANES) {
-          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
-          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
-          FloatVector r =
-              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
-          FloatVector polynomial =
-              r.mul(FloatExponential.P0)
-                  .add(FloatExponential.P1)
-                  .mul(r)
-                  .add(FloatExponential.P2)
-                  .mul(r)
-                  .add(FloatExponential.P3)
-                  .mul(r)
-                  .add(FloatExponential.P4)
-                  .mul(r)
-                  .add(FloatExponential.P5);
-          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
-          FloatVector power =
-              ((IntVector) rounded.reinterpretAsInts())
-                  .add(127 - FloatExponential.ROUNDING_BITS)
-                  .lanewise(VectorOperators.LSHL, 23)
-                  .reinterpretAsFloats();
-          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-          exponential.intoArray(output, index + shift);
-          sum = sum.add(exponential);
-        }
-        sum.intoArray(lanes, row * FLOAT_LANES);
-      }
-      tree.sums(lanes, count, sums);
-      return;
-    }
-    // Other widths: a loop per row over its whole registers and a scalar tail, then the stored
-    // values summed in FloatSums' order (x − 0 = x, so sumsOfDifferences with zero shifts adds
-    // exactly what the blocks of a fused loop would). Fused, the block loop with its scalar tail
-    // got C2 to box the exponential's vectors in some compilations (width 300: 20-45 ns an
-    // element against 0.6; docs/PERFORMANCE.md).
     exponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
-    sumsOfDifferences(output, outputOffset, width, count, zeroShifts(count), sums);
+    sumsOfDifferences(output, outputOffset, width, count, ZERO_SHIFTS, sums);
   }
 
-  /** The shifts of a sum of stored exponentials read back as a sum of differences: all zero. */
+  /**
+   * The shifts of a sum of stored exponentials read back as a sum of differences: all zero, one per
+   * row of a group (at most {@link FloatRowKernels#GROUP_ROWS}, as every per-row array).
+   */
   private static final float[] ZERO_SHIFTS = new float[FloatRowKernels.GROUP_ROWS];
-
-  private static float[] zeroShifts(int count) {
-    return count <= ZERO_SHIFTS.length ? ZERO_SHIFTS : new float[count];
-  }
 
   /**
    * Stores exp(x − maxima[row]) of every element (FloatExponential.exp lane by lane, the same
