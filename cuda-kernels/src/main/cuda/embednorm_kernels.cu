@@ -1167,6 +1167,305 @@ __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restr
 }
 
 // ---------------------------------------------------------------------------------------------
+// Tile path: contiguous rows whose starts are not 16-byte aligned (widths that are not a multiple
+// of the pack, such as 769, or 2-byte 300), staged through shared memory. A block takes `group`
+// consecutive rows at a time as one run of memory, which is aligned but at its two ends: it copies
+// the run in with 16-byte asynchronous copies (cp.async) and a scalar head and tail, normalizes
+// each row in shared memory (a warp per row, the row in registers: VPL values a lane, lane l
+// holding columns l, l + 32, ...), and copies the run out with 16-byte stores and a scalar head
+// and tail. Device memory sees only aligned 16-byte accesses, wherever the rows start; on the
+// warp-row path an unaligned row costs a scalar head and tail of its own and a second access to
+// every pack it shares with its neighbour. Input and output share their alignment modulo 16 (the
+// host checks). Ragged rows keep the warp-row path.
+
+__device__ __forceinline__ void copy_async_16(void* shared, const void* global) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(
+                   static_cast<unsigned>(__cvta_generic_to_shared(shared))),
+               "l"(global)
+               : "memory");
+#else
+  *reinterpret_cast<uint4*>(shared) = *reinterpret_cast<const uint4*>(global);
+#endif
+}
+
+__device__ __forceinline__ void wait_async_copies() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+#endif
+}
+
+// The rare float64 fallback of the tile path: the row's statistics in double from shared memory,
+// then every output, in place (each lane rewrites only the columns it read last).
+template <int OP, typename T>
+__device__ __noinline__ void tile_row_exact(T* row, int n, int lane, double eps,
+                                            const typename Compute<T>::type* weight,
+                                            const typename Compute<T>::type* bias) {
+  using C = typename Compute<T>::type;
+  const double2 exact = exact_statistics<OP>(row, n, 32, lane, eps);
+  __syncwarp();
+  for (int col = lane; col < n; col += 32) {
+    C value = static_cast<C>((static_cast<double>(widen(row[col])) - exact.y) * exact.x);
+    if (weight != nullptr) value *= weight[col];
+    if (bias != nullptr) value += bias[col];
+    row[col] = narrow<T>(value);
+  }
+}
+
+// Sums (or maxima, MAX) of ROWS values over the warp, one shuffle tree level for every row at a
+// time, so that the rows' trees overlap.
+template <bool MAX, typename C, int ROWS>
+__device__ __forceinline__ void warp_reduce_rows(C (&values)[ROWS]) {
+#pragma unroll
+  for (int mask = 16; mask > 0; mask >>= 1) {
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const C other = __shfl_xor_sync(0xffffffffu, values[r], mask);
+      values[r] = MAX ? max_nan(values[r], other) : values[r] + other;
+    }
+  }
+}
+
+// Normalizes ROWS rows of n <= 32 * VPL elements in shared memory, in place, with the warp, in
+// lockstep (each step for every row before the next step, so that the rows' reduction chains
+// overlap); rows[r] == nullptr for no row.
+template <int OP, typename T, int VPL, int ROWS>
+__device__ __forceinline__ void tile_row(T* const (&rows)[ROWS], int n, int lane, double eps,
+                                         const typename Compute<T>::type* __restrict__ weight,
+                                         const typename Compute<T>::type* __restrict__ bias) {
+  using C = typename Compute<T>::type;
+  C x[ROWS][VPL];
+  // Lanes' values past the row (or of no row) are 0 and never stored.
+  const int valid = n - lane;
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+    for (int j = 0; j < VPL; ++j) {
+      x[r][j] = rows[r] != nullptr && 32 * j < valid ? widen(rows[r][lane + 32 * j]) : C(0);
+    }
+  }
+  C scale[ROWS], shift[ROWS], mean[ROWS], maximum[ROWS], inverse[ROWS], log_sum[ROWS];
+  bool needs_double[ROWS];
+  if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+    C squares[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      squares[r] = 0;
+      shift[r] = 0;
+      mean[r] = 0;
+    }
+    if constexpr (OP == kLayerNorm) {
+      C sum[ROWS];
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        shift[r] = rows[r] != nullptr ? widen(rows[r][0]) : C(0);
+        sum[r] = 0;
+#pragma unroll
+        for (int j = 0; j < VPL; ++j) {
+          if (32 * j < valid) sum[r] += x[r][j] - shift[r];
+        }
+      }
+      warp_reduce_rows<false>(sum);
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+        mean[r] = sum[r] / n;
+#pragma unroll
+        for (int j = 0; j < VPL; ++j) {
+          if (32 * j < valid) {
+            const C centered = (x[r][j] - shift[r]) - mean[r];
+            squares[r] += centered * centered;
+          }
+        }
+      }
+    } else {
+#pragma unroll
+      for (int r = 0; r < ROWS; ++r) {
+#pragma unroll
+        for (int j = 0; j < VPL; ++j) squares[r] += x[r][j] * x[r][j];  // 0 past the row
+      }
+    }
+    warp_reduce_rows<false>(squares);
+    const C epsilon = static_cast<C>(eps);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      const bool sum_ok = OP != kLayerNorm ||
+                          (mean[r] == mean[r] && mean[r] <= C(0x1p100f) && mean[r] >= C(-0x1p100f));
+      needs_double[r] =
+          !sum_ok || !safe_squares(squares[r], eps, OP == kL2Normalize ? 0x1p-40 : 0x1p-60);
+      scale[r] = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares[r]), epsilon)
+                                    : C(1) / sqrt_c(squares[r] / n + epsilon);
+    }
+  } else {
+    C sum[ROWS];
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      needs_double[r] = false;
+      maximum[r] = C(-INFINITY);
+#pragma unroll
+      for (int j = 0; j < VPL; ++j) {
+        if (32 * j < valid) maximum[r] = max_elements(maximum[r], x[r][j]);
+      }
+    }
+    warp_reduce_rows<true>(maximum);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      sum[r] = 0;
+#pragma unroll
+      for (int j = 0; j < VPL; ++j) {
+        if (32 * j < valid) {
+          const C e = exp_c(x[r][j] - maximum[r]);
+          if constexpr (OP == kSoftmax) x[r][j] = e;  // kept: the output is e / sum
+          sum[r] += e;
+        }
+      }
+    }
+    warp_reduce_rows<false>(sum);
+#pragma unroll
+    for (int r = 0; r < ROWS; ++r) {
+      if constexpr (OP == kSoftmax) {
+        inverse[r] = C(1) / sum[r];
+      } else {
+        log_sum[r] = log_c(sum[r]);
+      }
+    }
+  }
+#pragma unroll
+  for (int r = 0; r < ROWS; ++r) {
+    if (rows[r] == nullptr) continue;
+    if (needs_double[r]) {  // uniform in the warp; the row in shared memory is still the input
+      tile_row_exact<OP, T>(rows[r], n, lane, eps, weight, bias);
+      continue;
+    }
+    auto result = [&](int j) {
+      if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
+        return x[r][j] * scale[r];
+      } else if constexpr (OP == kLayerNorm) {
+        return ((x[r][j] - shift[r]) - mean[r]) * scale[r];
+      } else if constexpr (OP == kSoftmax) {
+        return x[r][j] * inverse[r];
+      } else {
+        return (x[r][j] - maximum[r]) - log_sum[r];  // never x - (max + log(sum))
+      }
+    };
+    // Without a weight or bias the outputs need no loads (with them, ptxas hoists every lane's
+    // weight and bias loads, which spilled).
+    if (weight == nullptr && bias == nullptr) {
+#pragma unroll
+      for (int j = 0; j < VPL; ++j) {
+        if (32 * j < valid) rows[r][lane + 32 * j] = narrow<T>(result(j));
+      }
+    } else {
+#pragma unroll
+      for (int j = 0; j < VPL; ++j) {
+        const int col = lane + 32 * j;
+        if (32 * j < valid) {
+          C value = result(j);
+          if (weight != nullptr) value *= weight[col];
+          if (bias != nullptr) value += bias[col];
+          rows[r][col] = narrow<T>(value);
+        }
+      }
+    }
+  }
+}
+
+// Where a run of rows lies: `count` rows from `first_row`, n elements; a scalar head up to the
+// first 16-byte boundary, `body` 16-byte packs, a scalar tail; `run` its place in a buffer of
+// shared memory, where element `head` sits on a 16-byte boundary as in device memory.
+template <typename T>
+struct TileRun {
+  static constexpr int PACK = 16 / sizeof(T);
+  int count, n, head, body, tail_start, tail;
+  long long start;
+  T* run;
+
+  __device__ __forceinline__ TileRun(long long tile, long long rows, int width, int tile_rows_count,
+                                     const T* input, T* buffer) {
+    const long long first_row = tile * tile_rows_count;
+    count = static_cast<int>(min(static_cast<long long>(tile_rows_count), rows - first_row));
+    start = first_row * width;
+    n = count * width;  // fits: the run fits in shared memory
+    const int misaligned =
+        static_cast<int>((reinterpret_cast<unsigned long long>(input + start) & 15) / sizeof(T));
+    head = min(n, (PACK - misaligned) % PACK);
+    body = (n - head) / PACK;
+    tail_start = head + body * PACK;
+    tail = n - tail_start;
+    run = buffer + (PACK - head % PACK) % PACK;
+  }
+};
+
+// A block takes runs in turn: loads, then the rows, then stores; the SM's other blocks (4 at 64
+// registers) overlap their phases with its. Tried and not kept: two buffers a block on a resident
+// grid, each block loading its next run while it normalizes the current one (H200, 2026-11-25:
+// 57-80 % of the copy against 72-96 % on one pass; docs/PERFORMANCE.md).
+template <int OP, typename T, int VPL, int ROWS>
+__device__ __forceinline__ void tile_rows(const T* __restrict__ input, T* __restrict__ output,
+                                          long long rows, int width, int tile_rows_count,
+                                          double eps,
+                                          const typename Compute<T>::type* __restrict__ weight,
+                                          const typename Compute<T>::type* __restrict__ bias) {
+  constexpr int PACK = 16 / sizeof(T);
+  extern __shared__ __align__(16) unsigned char shared_bytes[];
+  const int thread = static_cast<int>(threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x);
+  const int lane = thread & 31;
+  const int warp = thread >> 5;
+  const int warps = threads >> 5;
+  const long long tiles = (rows + tile_rows_count - 1) / tile_rows_count;
+  // Issues a run's 16-byte copies into shared memory and loads its head and tail element (one a
+  // thread, into `edge`), which place_edges stores.
+  auto issue = [&](const TileRun<T>& r, T (&edge)[2]) {
+    const T* in = input + r.start;
+#pragma unroll 4
+    for (int i = thread; i < r.body; i += threads) {
+      copy_async_16(r.run + r.head + i * PACK, in + r.head + i * PACK);
+    }
+    if (thread < r.head) edge[0] = in[thread];
+    if (thread < r.tail) edge[1] = in[r.tail_start + thread];
+  };
+  auto place_edges = [&](const TileRun<T>& r, const T (&edge)[2]) {
+    if (thread < r.head) r.run[thread] = edge[0];
+    if (thread < r.tail) r.run[r.tail_start + thread] = edge[1];
+  };
+  auto normalize = [&](const TileRun<T>& r) {
+#pragma unroll 1
+    for (int first = warp * ROWS; first < r.count; first += warps * ROWS) {
+      T* slices[ROWS];
+#pragma unroll
+      for (int k = 0; k < ROWS; ++k) {
+        slices[k] = first + k < r.count ? r.run + (first + k) * width : nullptr;
+      }
+      tile_row<OP, T, VPL, ROWS>(slices, width, lane, eps, weight, bias);
+    }
+  };
+  auto store = [&](const TileRun<T>& r) {
+    T* out = output + r.start;
+#pragma unroll 4
+    for (int i = thread; i < r.body; i += threads) {
+      *reinterpret_cast<uint4*>(out + r.head + i * PACK) =
+          *reinterpret_cast<const uint4*>(r.run + r.head + i * PACK);
+    }
+    if (thread < r.head) out[thread] = r.run[thread];
+    if (thread < r.tail) out[r.tail_start + thread] = r.run[r.tail_start + thread];
+  };
+
+  for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const TileRun<T> r(tile, rows, width, tile_rows_count, input,
+                       reinterpret_cast<T*>(shared_bytes));
+    T edge[2];
+    issue(r, edge);
+    place_edges(r, edge);
+    wait_async_copies();
+    __syncthreads();
+    normalize(r);
+    __syncthreads();
+    store(r);
+    __syncthreads();  // the next run overwrites shared memory
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
 // Cluster path (Hopper and newer): a row split over CLUSTER blocks of a thread-block cluster, held
 // in registers, 64 bytes a thread in 16-byte packs. Wide rows then need neither a shared-memory
 // cache nor a second read of device memory, and an SM holds slices of several rows at once, so
@@ -1637,6 +1936,24 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_BLOCK_PACKED(OP_NAME, OP, NAME, T, 8)
 
 
+// Tile path: contiguous unaligned rows staged through shared memory, `group` rows a run, VPL values
+// a lane (rows of up to 32 * VPL elements), ROWS rows a warp at once. At most 64 registers, so
+// that 4 blocks of 256 fit an SM.
+#define EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, VPL, ROWS)                                 \
+  extern "C" __global__ void __launch_bounds__(256, 4)                                          \
+      embednorm_tile_##OP_NAME##_##NAME##_v##VPL##_r##ROWS EMBEDNORM_SIGNATURE(T) {             \
+    (void)offsets;                                                                              \
+    tile_rows<OP, T, VPL, ROWS>(input, output, rows, width, group, eps, weight, bias);          \
+  }
+#define EMBEDNORM_TILE(OP_NAME, OP, NAME, T)                                                    \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 10, 2)                                           \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 12, 2)                                           \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 16, 2)                                           \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 20, 1)                                           \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 24, 1)                                           \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 28, 1)                                           \
+  EMBEDNORM_TILE_VARIANT(OP_NAME, OP, NAME, T, 32, 1)
+
 // Cluster kernels: a row over CLUSTER blocks of up to 1024 threads, 64 bytes a thread.
 // Built for Hopper and newer only; the host plans them only there (compute capability 9.0+).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
@@ -1660,12 +1977,15 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_VECTOR(OP_NAME, OP, f32, float, 4)                                                  \
   EMBEDNORM_WARP(OP_NAME, OP, f32, float, 4, 3)                                                 \
   EMBEDNORM_CLUSTER(OP_NAME, OP, f32, float, 4)                                                 \
+  EMBEDNORM_TILE(OP_NAME, OP, f32, float)                                                       \
   EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
   EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \
   EMBEDNORM_CLUSTER(OP_NAME, OP, f16, __half, 8)                                                \
+  EMBEDNORM_TILE(OP_NAME, OP, f16, __half)                                                      \
   EMBEDNORM_SCALAR(OP_NAME, OP, bf16, __nv_bfloat16)                                            \
   EMBEDNORM_VECTOR16(OP_NAME, OP, bf16, __nv_bfloat16)                                          \
   EMBEDNORM_CLUSTER(OP_NAME, OP, bf16, __nv_bfloat16, 8)                                        \
+  EMBEDNORM_TILE(OP_NAME, OP, bf16, __nv_bfloat16)                                              \
   EMBEDNORM_SCALAR(OP_NAME, OP, f64, double)                                                    \
   EMBEDNORM_VECTOR(OP_NAME, OP, f64, double, 2)
 

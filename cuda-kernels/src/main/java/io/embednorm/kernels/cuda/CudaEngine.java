@@ -239,7 +239,11 @@ public final class CudaEngine implements NormalizationEngine {
         cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
       }
       LaunchPlan plan =
-          LaunchPlan.plan(normalization.op(), type, maxWidth, rows, vectorizable, context, module);
+          batch.isRagged()
+              ? LaunchPlan.plan(
+                  normalization.op(), type, maxWidth, rows, vectorizable, context, module)
+              : LaunchPlan.planContiguous(
+                  normalization.op(), type, maxWidth, rows, vectorizable, context, module);
       CudaLauncher.launch(
           plan,
           module,

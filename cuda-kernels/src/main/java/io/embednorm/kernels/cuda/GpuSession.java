@@ -156,7 +156,7 @@ public final class GpuSession implements AutoCloseable {
         cuMemsetD8Async(target, (byte) 0xff, bytes, lane.stream);
       }
       Normalization normalization = steps.get(step);
-      LaunchPlan plan = plan(normalization, width, rows, vectorizable);
+      LaunchPlan plan = plan(normalization, width, rows, vectorizable, offsets == null);
       CudaLauncher.launch(
           plan,
           engine.module(),
@@ -214,25 +214,35 @@ public final class GpuSession implements AutoCloseable {
   }
 
   /** Plans are cached: every full chunk of a column asks for the same one. */
-  private LaunchPlan plan(Normalization normalization, int width, int rows, boolean vectorizable) {
-    PlanKey key = new PlanKey(normalization.op(), width, rows, vectorizable);
+  private LaunchPlan plan(
+      Normalization normalization, int width, int rows, boolean vectorizable, boolean contiguous) {
+    PlanKey key = new PlanKey(normalization.op(), width, rows, vectorizable, contiguous);
     LaunchPlan plan = plans.get(key);
     if (plan == null) {
       plan =
-          LaunchPlan.plan(
-              normalization.op(),
-              type,
-              width,
-              rows,
-              vectorizable,
-              engine.context(),
-              engine.module());
+          contiguous
+              ? LaunchPlan.planContiguous(
+                  normalization.op(),
+                  type,
+                  width,
+                  rows,
+                  vectorizable,
+                  engine.context(),
+                  engine.module())
+              : LaunchPlan.plan(
+                  normalization.op(),
+                  type,
+                  width,
+                  rows,
+                  vectorizable,
+                  engine.context(),
+                  engine.module());
       plans.put(key, plan);
     }
     return plan;
   }
 
-  private record PlanKey(Op op, int width, int rows, boolean vectorizable) {}
+  private record PlanKey(Op op, int width, int rows, boolean vectorizable, boolean contiguous) {}
 
   private CUdeviceptr parameter(double[] values) {
     DeviceBuffer buffer = DeviceBuffer.parameter(values, type);

@@ -151,7 +151,9 @@ public final class KernelBenchmark {
       boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
       LaunchPlan plan = null;
       for (Op op : ops) {
-        plan = LaunchPlan.plan(op, type, width, workload.rows, vectorizable, context, module);
+        plan =
+            LaunchPlan.planContiguous(
+                op, type, width, workload.rows, vectorizable, context, module);
         double gbs = workload.gbs(plan, module, Normalization.of(op), repeats);
         row.append(
             String.format(Locale.ROOT, " %13.0f (%3.0f%%)", gbs, 100 * gbs / workload.copyGbs));
@@ -183,7 +185,14 @@ public final class KernelBenchmark {
       int pack = LaunchPlan.vectorWidth(type);
       String stem = LaunchPlan.kernelStem(op, type);
       List<LaunchPlan> plans = new ArrayList<>();
-      plans.add(LaunchPlan.plan(op, type, width, rows, vectorizable, context, module));
+      plans.add(LaunchPlan.planContiguous(op, type, width, rows, vectorizable, context, module));
+      if (!vectorizable && LaunchPlan.tileFits(type, width)) {
+        plans.add(LaunchPlan.plan(op, type, width, rows, false, context, module));
+        String planned = LaunchPlan.tileKernel(op, type, width);
+        for (int tileBytes : new int[] {24 << 10, 32 << 10, 40 << 10, 48 << 10}) {
+          plans.add(LaunchPlan.tile(planned, type, width, rows, tileBytes));
+        }
+      }
       for (int block : new int[] {64, 128, 256, 512, 1024}) {
         if ((long) block * pack > 8L * width && block > 64) {
           continue;
@@ -240,10 +249,11 @@ public final class KernelBenchmark {
         all.append(
             String.format(
                 Locale.ROOT,
-                "%n      %-14s block %4d group %2d %3.0f%%",
+                "%n      %-14s block %4d group %2d grid %8d %3.0f%%",
                 plan.path(),
                 plan.block(),
                 plan.group(),
+                plan.grid(),
                 100 * gbs / copy));
         if (gbs > best) {
           best = gbs;

@@ -57,7 +57,7 @@ final class KernelModule {
     context.makeCurrent();
     CUfunction function = new CUfunction();
     cuModuleGetFunction(function, module, name);
-    if (name.startsWith("embednorm_block_")) {
+    if (name.startsWith("embednorm_block_") || name.startsWith("embednorm_tile_")) {
       int[] staticBytes = new int[1];
       cuFuncGetAttribute(
           staticBytes, CUfunction_attribute.CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES, function);

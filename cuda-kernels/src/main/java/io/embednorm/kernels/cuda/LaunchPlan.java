@@ -10,12 +10,15 @@ import io.embednorm.kernels.Op;
  * go to the warp path (a group of 1 to 32 lanes per row, the row in registers, several rows per
  * warp); wider rows, on Hopper and newer, to a thread-block cluster per row with the row in
  * registers; elsewhere, and for unaligned rows, to a block per row with the row cached in shared
- * memory, and rows too wide for shared memory to the uncached block path.
+ * memory, and rows too wide for shared memory to the uncached block path. Unaligned rows of up to
+ * 256 packs take a warp per row (the warp-row path), or where they are contiguous, runs of rows
+ * staged through shared memory (the tile path).
  *
  * @param kernel the kernel's name in the module
- * @param path {@code warp}, {@code warp-row}, {@code cluster}, {@code block-cached} or {@code
- *     block-uncached}
- * @param group lanes per row on the warp path, blocks per row on the cluster path (1 elsewhere)
+ * @param path {@code warp}, {@code warp-row}, {@code tile}, {@code cluster}, {@code block-cached}
+ *     or {@code block-uncached}
+ * @param group lanes per row on the warp path, blocks per row on the cluster path, rows a block
+ *     stages at a time on the tile path (1 elsewhere)
  * @param pack elements per load: 16 bytes' worth, or 1 for unaligned rows
  */
 public record LaunchPlan(
@@ -316,6 +319,143 @@ public record LaunchPlan(
   /** The kernel's name prefix for an op and type, e.g. {@code rms_norm_f32}. */
   static String kernelStem(Op op, ElementType type) {
     return op.sqlName() + "_" + typeName(type);
+  }
+
+  /** {@code -Dembednorm.gpu.tilePath=false} plans the warp-row path instead, for comparisons. */
+  private static final boolean TILE_PATH_ENABLED =
+      Boolean.parseBoolean(System.getProperty("embednorm.gpu.tilePath", "true"));
+
+  /**
+   * Bytes of rows a block of the tile path stages through shared memory at a time at most, when set
+   * ({@code -Dembednorm.gpu.tileBytes}, for comparisons); see {@link #tileBytes}.
+   */
+  private static final Integer TILE_BYTES_SET = Integer.getInteger("embednorm.gpu.tileBytes");
+
+  /** The widest row of the tile path: 32 values a lane. */
+  static final int MAX_TILE_WIDTH = 1024;
+
+  /**
+   * Plans a launch over {@code rows} contiguous rows of {@code width} elements (row {@code r} at
+   * element {@code r * width}). Rows that do not allow 16-byte access row by row (widths that are
+   * not a multiple of the pack) take the tile path, which stages runs of whole rows through shared
+   * memory with aligned 16-byte copies; every other batch is planned as by {@link #plan}.
+   */
+  static LaunchPlan planContiguous(
+      Op op,
+      ElementType type,
+      int width,
+      long rows,
+      boolean vectorizable,
+      CudaContext context,
+      KernelModule module) {
+    LaunchPlan tile = tilePlan(op, type, width, rows, vectorizable, context, module);
+    return tile != null ? tile : plan(op, type, width, rows, vectorizable, context, module);
+  }
+
+  /**
+   * The tile path for contiguous rows that the warp path cannot pack and that are too narrow for a
+   * block per row: widths of 257 to {@link #MAX_TILE_WIDTH} elements that are not a multiple of the
+   * pack, float32 and 2-byte types. Returns null where it does not apply. {@code group} carries the
+   * rows a block stages at a time (see {@link #tileBytes}).
+   *
+   * <p>Measured against the warp-row path (2026-11-25, docs/PERFORMANCE.md): on an H100 (3.35 TB/s)
+   * 96-99 % of the copy against 85-90 % for float32 at 383-1023 and 2-byte norms, and as fast or
+   * faster for every 2-byte op (width 300: 94-99 % against 76-86 %). On an H200 (4.8 TB/s) the
+   * 2-byte layer_norm, softmax and log_softmax are bound by the tile kernels' instructions from 511
+   * wide (73-85 % against 82-87 % on the warp-row path, which holds rows raw), so on memory of
+   * {@link #MIXED_WARP_GRID_BANDWIDTH} or more they keep the warp-row path from 385 wide; their
+   * rows of up to 384 (72-79 % against 56-77 %) and every other cell (90-96 % against 76-88 %) take
+   * the tile path there too.
+   */
+  static LaunchPlan tilePlan(
+      Op op,
+      ElementType type,
+      int width,
+      long rows,
+      boolean vectorizable,
+      CudaContext context,
+      KernelModule module) {
+    if (vectorizable || !TILE_PATH_ENABLED || !tileFits(type, width)) {
+      return null;
+    }
+    boolean heavy = op == Op.LAYER_NORM || op == Op.SOFTMAX || op == Op.LOG_SOFTMAX;
+    if (type.byteWidth() == 2
+        && heavy
+        && width > 384
+        && context.memoryBandwidth() >= MIXED_WARP_GRID_BANDWIDTH) {
+      return null; // the warp-row path (see tilePlan)
+    }
+    return tile(tileKernel(op, type, width), type, width, rows, tileBytes(type));
+  }
+
+  /**
+   * The tile path's run of rows a block at most, in bytes: 40 KiB of 2-byte rows, 24 KiB of float32
+   * ones (but at least 8 rows). 2-byte rows cost twice the instructions a byte, and their blocks
+   * need more rows each to keep loads in flight. H100, 2026-11-25 (docs/PERFORMANCE.md): runs of
+   * 37-49 KB against 24-29 KB, bf16 300 layer_norm 95-97 % against 90 %, 701 softmax 95 % against
+   * 89-91 %; float32 runs of 8 rows (16-33 KB) at 96-99 % against 93-98 % for 16-24.
+   */
+  static int tileBytes(ElementType type) {
+    if (TILE_BYTES_SET != null) {
+      return TILE_BYTES_SET;
+    }
+    return type.byteWidth() == 2 ? 40 << 10 : 24 << 10;
+  }
+
+  /** Whether the tile path's kernels hold rows of {@code width} elements of {@code type}. */
+  static boolean tileFits(ElementType type, int width) {
+    return type != ElementType.FLOAT64 && width > 256 && width <= MAX_TILE_WIDTH;
+  }
+
+  /**
+   * A tile-path launch of {@code kernel} staging at most {@code tileBytes} of rows a block at a
+   * time (at least a row; a multiple of the block's 8 warps where 8 rows fit), a block a run: one
+   * pass over the batch.
+   */
+  static LaunchPlan tile(String kernel, ElementType type, int width, long rows, int tileBytes) {
+    int tileRows = tileRows(type, width, tileBytes);
+    int sharedBytes = tileRows * width * type.byteWidth() + 16;
+    int grid = (int) Math.min(ceilDiv(rows, tileRows), MAX_WARP_BLOCKS);
+    return new LaunchPlan(
+        kernel, "tile", grid, WARP_PATH_BLOCK, sharedBytes, tileRows, vectorWidth(type));
+  }
+
+  /** Rows of a run: a multiple of the block's 8 warps, at least 8, up to {@code tileBytes}. */
+  private static int tileRows(ElementType type, int width, int tileBytes) {
+    int warps = WARP_PATH_BLOCK / 32;
+    int tileRows = Math.max(warps, tileBytes / (width * type.byteWidth()));
+    return tileRows - tileRows % warps;
+  }
+
+  /**
+   * Values a lane holds on the tile path: each kernel's, from the fewest. Rows of up to 16 a lane
+   * go two a warp at once.
+   */
+  private static final int[] TILE_LANE_VALUES = {10, 12, 16, 20, 24, 28, 32};
+
+  /**
+   * The tile kernel for rows of {@code width}: the fewest values a lane that hold the row, so that
+   * lanes issue few instructions for values past the row (the 2-byte kernels are bound by them).
+   */
+  static String tileKernel(Op op, ElementType type, int width) {
+    int needed = ceilDiv(width, 32);
+    int values = TILE_LANE_VALUES[TILE_LANE_VALUES.length - 1];
+    for (int candidate : TILE_LANE_VALUES) {
+      if (candidate >= needed) {
+        values = candidate;
+        break;
+      }
+    }
+    return tileKernelHolding(op, type, values);
+  }
+
+  /** The tile kernel of {@code values} a lane. */
+  static String tileKernelHolding(Op op, ElementType type, int values) {
+    return "embednorm_tile_"
+        + kernelStem(op, type)
+        + "_v"
+        + values
+        + (values <= 16 ? "_r2" : "_r1");
   }
 
   /**

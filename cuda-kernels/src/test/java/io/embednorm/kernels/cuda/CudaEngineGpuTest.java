@@ -59,6 +59,9 @@ class CudaEngineGpuTest {
   private static CudaEngine engine;
   private static final CpuEngine CPU = new CpuEngine();
 
+  /** Poisoned bytes after a launch's output rows, which no kernel may write. */
+  private static final int GUARD_BYTES = 64;
+
   @BeforeAll
   static void requireGpu() {
     String why = CudaEngine.unavailableReason();
@@ -109,7 +112,10 @@ class CudaEngineGpuTest {
     KernelModule module = KernelModule.of(context);
     for (long seed : TestSeeds.seeds()) {
       for (int width :
-          new int[] {1, 5, 32, 33, 128, 300, 768, 769, 1024, 1025, 1032, 1536, 2048, 4096, 4099}) {
+          new int[] {
+            1, 5, 32, 33, 128, 257, 300, 383, 511, 513, 701, 768, 769, 1023, 1024, 1025, 1032, 1536,
+            2048, 4096, 4099
+          }) {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
         Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
         double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
@@ -134,11 +140,11 @@ class CudaEngineGpuTest {
     KernelModule module = KernelModule.of(context);
     long seed = TestSeeds.seeds()[TestSeeds.seeds().length - 1];
     for (int shift = 1; shift < LaunchPlan.vectorWidth(type); shift++) {
-      for (int width : new int[] {8, 64, 768, 4096}) {
+      for (int width : new int[] {8, 64, 300, 768, 769, 4096}) {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, shift));
         Normalization normalization = Normalization.of(op);
         Rows rows = Rows.fixed(type, randomRows(random, RowDistribution.NORMAL, 19, width));
-        LaunchPlan plan = LaunchPlan.plan(op, type, width, 19, false, context, module);
+        LaunchPlan plan = LaunchPlan.planContiguous(op, type, width, 19, false, context, module);
         if (plan.path().equals("warp")) {
           assertThat(plan.pack()).as(plan.toString()).isEqualTo(1);
         }
@@ -314,6 +320,31 @@ class CudaEngineGpuTest {
         .isEqualTo(context.memoryBandwidth() < LaunchPlan.MIXED_WARP_GRID_BANDWIDTH);
   }
 
+  @Test
+  void unalignedContiguousRowsTakeTheTilePathByTypeOpAndBandwidth() {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    boolean fastMemory = context.memoryBandwidth() >= LaunchPlan.MIXED_WARP_GRID_BANDWIDTH;
+    for (Op op : Op.values()) {
+      boolean heavy = op == Op.LAYER_NORM || op == Op.SOFTMAX || op == Op.LOG_SOFTMAX;
+      for (ElementType type : new ElementType[] {ElementType.FLOAT32, ElementType.BFLOAT16}) {
+        for (int width : new int[] {300, 769}) {
+          boolean aligned = width % LaunchPlan.vectorWidth(type) == 0;
+          String contiguous =
+              LaunchPlan.planContiguous(op, type, width, 1000, aligned, context, module).path();
+          String ragged = LaunchPlan.plan(op, type, width, 1000, aligned, context, module).path();
+          String where = String.format("%s %s %d", op, type, width);
+          assertThat(ragged).as(where).isNotEqualTo("tile");
+          boolean warpRowOnFastMemory = type.byteWidth() == 2 && heavy && width > 384;
+          assertThat(contiguous)
+              .as(where)
+              .isEqualTo(
+                  aligned ? "warp" : fastMemory && warpRowOnFastMemory ? "warp-row" : "tile");
+        }
+      }
+    }
+  }
+
   /** More than 2^31 elements in one launch: 64-bit indexing end to end. */
   @Test
   void moreThanTwoToTheThirtyOneElements() {
@@ -335,7 +366,18 @@ class CudaEngineGpuTest {
         plans.add(
             LaunchPlan.cluster(Op.L2_NORMALIZE, ElementType.FLOAT32, rows, 32, 2, context, module));
       }
+      // The tile path over the same bytes as rows of 1023 (unaligned starts).
+      int tileWidth = width - 1;
+      long tileRows = rows * width / tileWidth;
+      plans.add(
+          LaunchPlan.planContiguous(
+              Op.L2_NORMALIZE, ElementType.FLOAT32, tileWidth, tileRows, false, context, module));
+      assertThat(plans.get(plans.size() - 1).path()).isEqualTo("tile");
       for (LaunchPlan plan : plans) {
+        boolean tile = plan.path().equals("tile");
+        int launchWidth = tile ? tileWidth : width;
+        long launchRows = tile ? tileRows : rows;
+        assertThat(launchRows * launchWidth).isGreaterThan(1L << 31);
         cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
         CudaLauncher.launch(
             plan,
@@ -345,16 +387,18 @@ class CudaEngineGpuTest {
             input.pointer(),
             output.pointer(),
             new CUdeviceptr(),
-            rows,
-            width,
+            launchRows,
+            launchWidth,
             new CUdeviceptr(),
             new CUdeviceptr());
         cuCtxSynchronize();
-        float expected = (float) (-1 / Math.sqrt(width));
-        for (long row : new long[] {0, rows / 2, rows - 1}) {
-          float[] values = new float[width];
+        float expected = (float) (-1 / Math.sqrt(launchWidth));
+        for (long row : new long[] {0, launchRows / 2, launchRows - 1}) {
+          float[] values = new float[launchWidth];
           cuMemcpyDtoH(
-              Pointer.to(values), output.pointer().withByteOffset(row * width * 4), width * 4L);
+              Pointer.to(values),
+              output.pointer().withByteOffset(row * launchWidth * 4),
+              launchWidth * 4L);
           for (float value : values) {
             assertThat(value).as("row %d, %s", row, plan).isCloseTo(expected, within(expected));
           }
@@ -431,6 +475,28 @@ class CudaEngineGpuTest {
         plans.add(new LaunchPlan(kernel, "warp-row", 3, LaunchPlan.WARP_PATH_BLOCK, 0, 32, vector));
       }
     }
+    // The tile path for contiguous unaligned rows, on small grids that loop over runs: the
+    // planner's kernel and the one of 32 values a lane (most of them past the row).
+    if (width % vector != 0 && LaunchPlan.tileFits(type, width)) {
+      String fitting = LaunchPlan.tileKernel(op, type, width);
+      String widest = LaunchPlan.tileKernelHolding(op, type, 32);
+      for (String kernel : fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
+        // Runs of 1 row (a head and tail at every row), 3 (warps without a row), and the
+        // planner's size.
+        int planned = LaunchPlan.tile(kernel, type, width, 37, LaunchPlan.tileBytes(type)).group();
+        for (int runRows : new int[] {1, 3, planned}) {
+          plans.add(
+              new LaunchPlan(
+                  kernel,
+                  "tile",
+                  3,
+                  LaunchPlan.WARP_PATH_BLOCK,
+                  runRows * width * type.byteWidth() + 16,
+                  runRows,
+                  vector));
+        }
+      }
+    }
     // The cluster path (Hopper and newer): aligned rows in registers over 1 to 8 blocks, most
     // of them with lanes past the row's end to mask off.
     if (width % vector == 0 && type != ElementType.FLOAT64 && context.computeCapability() >= 90) {
@@ -495,13 +561,13 @@ class CudaEngineGpuTest {
     long padding = (long) shift * type.byteWidth();
     int width = rows.values[0].length;
     try (DeviceBuffer input = new DeviceBuffer(bytes + padding, "input");
-        DeviceBuffer output = new DeviceBuffer(bytes + padding, "output");
+        DeviceBuffer output = new DeviceBuffer(bytes + padding + GUARD_BYTES, "output");
         DeviceBuffer weight = parameter(normalization.weight(), type);
         DeviceBuffer bias = parameter(normalization.bias(), type)) {
       CUdeviceptr in = input.pointer().withByteOffset(padding);
       CUdeviceptr out = output.pointer().withByteOffset(padding);
       cuMemcpyHtoD(in, Pointer.to(rows.input.duplicate().clear()), bytes);
-      cuMemsetD8(output.pointer(), (byte) 0xff, bytes + padding);
+      cuMemsetD8(output.pointer(), (byte) 0xff, bytes + padding + GUARD_BYTES);
       CudaLauncher.launch(
           plan,
           module,
@@ -516,6 +582,21 @@ class CudaEngineGpuTest {
           bias == null ? new CUdeviceptr() : bias.pointer());
       cuCtxSynchronize();
       cuMemcpyDtoH(Pointer.to(rows.output.duplicate().clear()), out, bytes);
+      byte[] before = new byte[(int) padding];
+      byte[] after = new byte[GUARD_BYTES];
+      if (padding > 0) {
+        cuMemcpyDtoH(Pointer.to(before), output.pointer(), padding);
+      }
+      cuMemcpyDtoH(Pointer.to(after), out.withByteOffset(bytes), GUARD_BYTES);
+      for (byte[] guard : List.of(before, after)) {
+        for (int i = 0; i < guard.length; i++) {
+          assertThat(guard[i])
+              .as(
+                  "%s wrote a byte outside the rows (%s them)",
+                  plan, guard == before ? "before" : "after")
+              .isEqualTo((byte) 0xff);
+        }
+      }
     }
   }
 
