@@ -2,6 +2,7 @@ package io.embednorm.arrow;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.within;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.embednorm.arrow.TestColumns.Layout;
@@ -12,6 +13,8 @@ import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
 import io.embednorm.kernels.cuda.CudaContext;
 import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.kernels.cuda.GpuSession;
+import io.embednorm.kernels.cuda.HostPin;
 import io.embednorm.kernels.cuda.PinnedHostMemory;
 import java.util.ArrayList;
 import java.util.List;
@@ -20,6 +23,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.stream.Stream;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -125,6 +129,65 @@ class GpuPipelineGpuTest {
             assertThat(metrics.chunks()).as("chunks").isGreaterThan(1);
           }
           assertThat(metrics.rows()).isEqualTo(rows);
+        }
+      }
+    }
+  }
+
+  /**
+   * Two pins that share a page (an input and an output buffer of small vectors often do): the
+   * second holds the first's registration and registers its other pages, and copies split where
+   * registrations meet, since the driver refuses an asynchronous copy that spans two registrations
+   * or registered and pageable memory (CUDA_ERROR_INVALID_VALUE, seen here before the split).
+   */
+  @Test
+  void rowsAcrossPinsThatShareAPage() {
+    long page = 4096; // PinnedHostMemory registers whole pages
+    int width = 300;
+    int rows = 20; // 24,000 bytes: about 6 pages
+    long bytes = (long) rows * width * Float.BYTES;
+    long seed = SEED ^ 11;
+    Random random = new Random(seed);
+    float[] values = new float[rows * width];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (float) random.nextGaussian();
+    }
+    try (ArrowBuf memory = allocator.buffer(4 * bytes + 4 * page);
+        CudaEngine engine = new CudaEngine(0)) {
+      long pageStart = (memory.memoryAddress() + page - 1) & -page;
+      // The output's first page is the input's last one.
+      long input = pageStart + 100;
+      long output = ((input + bytes) & -page) + 40;
+      long base = memory.memoryAddress();
+      for (int i = 0; i < values.length; i++) {
+        memory.setFloat(input - base + 4L * i, values[i]);
+      }
+      try (HostPin inputPin = PinnedHostMemory.pin(input, bytes);
+          HostPin outputPin = PinnedHostMemory.pin(output, bytes)) {
+        assertThat(inputPin.kind()).isEqualTo(HostPin.Kind.REGISTERED);
+        assertThat(outputPin.kind()).isEqualTo(HostPin.Kind.REGISTERED);
+        long inputPagesEnd = (input + bytes + page - 1) & -page;
+        assertThat(PinnedHostMemory.pieces(output, bytes))
+            .as("pieces of the output: in the input's registration, then in its own")
+            .containsExactly(inputPagesEnd - output, output + bytes - inputPagesEnd);
+        Normalization normalization = Normalization.of(Op.RMS_NORM);
+        try (GpuSession session = engine.openSession(List.of(normalization), ElementType.FLOAT32)) {
+          session.enqueue(input, output, rows, width, 0);
+          session.finish();
+        }
+      }
+      assertThat(PinnedHostMemory.registeredBytes()).as("registrations left").isZero();
+      for (int row = 0; row < rows; row++) {
+        double squares = 0;
+        for (int col = 0; col < width; col++) {
+          squares += (double) values[row * width + col] * values[row * width + col];
+        }
+        double scale = 1 / Math.sqrt(squares / width + Normalization.of(Op.RMS_NORM).epsilon());
+        for (int col = 0; col < width; col++) {
+          float actual = memory.getFloat(output - base + 4L * (row * width + col));
+          assertThat((double) actual)
+              .as("seed %d, row %d, column %d", seed, row, col)
+              .isCloseTo(values[row * width + col] * scale, within(1e-5));
         }
       }
     }

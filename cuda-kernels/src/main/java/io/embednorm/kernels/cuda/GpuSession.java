@@ -16,6 +16,7 @@ import java.util.Map;
 import java.util.Objects;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUstream;
 
 /**
  * One user's turn on the GPU (e.g. a Spark task's batch): a few lanes, each a stream with its own
@@ -149,7 +150,7 @@ public final class GpuSession implements AutoCloseable {
     }
     boolean timing = enqueued % TransferTimes.SAMPLE == 0;
     lane.mark(0, timing);
-    cuMemcpyHtoDAsync(source, new HostPointer(inputAddress), bytes, lane.stream);
+    copyToDevice(source, inputAddress, bytes, lane.stream);
     lane.mark(1, timing);
     for (int step = 0; step < steps.size(); step++) {
       if (CudaEngine.poisonsOutputs()) {
@@ -174,7 +175,7 @@ public final class GpuSession implements AutoCloseable {
       target = swap;
     }
     lane.mark(2, timing);
-    cuMemcpyDtoHAsync(new HostPointer(outputAddress), source, bytes, lane.stream);
+    copyToHost(outputAddress, source, bytes, lane.stream);
     lane.mark(3, timing);
     enqueued++;
   }
@@ -210,6 +211,26 @@ public final class GpuSession implements AutoCloseable {
       }
     } finally {
       engine.release(lanes);
+    }
+  }
+
+  /** Copies host bytes to the device piece by piece (see {@link PinnedHostMemory#pieces}). */
+  private static void copyToDevice(CUdeviceptr target, long address, long bytes, CUstream stream) {
+    long done = 0;
+    for (long piece : PinnedHostMemory.pieces(address, bytes)) {
+      cuMemcpyHtoDAsync(
+          target.withByteOffset(done), new HostPointer(address + done), piece, stream);
+      done += piece;
+    }
+  }
+
+  /** Copies device bytes to the host piece by piece (see {@link PinnedHostMemory#pieces}). */
+  private static void copyToHost(long address, CUdeviceptr source, long bytes, CUstream stream) {
+    long done = 0;
+    for (long piece : PinnedHostMemory.pieces(address, bytes)) {
+      cuMemcpyDtoHAsync(
+          new HostPointer(address + done), source.withByteOffset(done), piece, stream);
+      done += piece;
     }
   }
 

@@ -1,5 +1,7 @@
 package io.embednorm.kernels.cuda;
 
+import java.util.List;
+
 /**
  * A range of host memory made copyable by {@link PinnedHostMemory#pin}, and how. Closing it
  * unregisters the memory once no other pin holds it; close only after the copies have finished.
@@ -11,18 +13,18 @@ public final class HostPin implements AutoCloseable {
     PINNED,
     /** Registered with the driver for this pin (or shared with another open pin): full speed. */
     REGISTERED,
-    /** Could not be pinned: copies go through the driver's staging buffers. */
+    /** Not all of it could be pinned: copies of those pages go through the driver's staging. */
     PAGEABLE
   }
 
   private final Kind kind;
-  private final PinnedHostMemory.Range range;
+  private final List<PinnedHostMemory.Range> ranges;
   private final long registrationNanos;
   private boolean closed;
 
-  HostPin(Kind kind, PinnedHostMemory.Range range, long registrationNanos) {
+  HostPin(Kind kind, List<PinnedHostMemory.Range> ranges, long registrationNanos) {
     this.kind = kind;
-    this.range = range;
+    this.ranges = ranges;
     this.registrationNanos = registrationNanos;
   }
 
@@ -44,7 +46,7 @@ public final class HostPin implements AutoCloseable {
   public void close() {
     if (!closed) {
       closed = true;
-      if (range != null) {
+      for (PinnedHostMemory.Range range : ranges) {
         PinnedHostMemory.unpin(range);
       }
     }

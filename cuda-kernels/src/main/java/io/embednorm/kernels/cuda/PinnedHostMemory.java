@@ -7,8 +7,10 @@ import static jcuda.driver.JCudaDriver.cuMemHostUnregister;
 
 import io.embednorm.kernels.EmbedNormException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import jcuda.CudaException;
@@ -88,16 +90,17 @@ public final class PinnedHostMemory {
 
   /**
    * Makes {@code [address, address + bytes)} copyable at full speed for as long as the returned pin
-   * is open: nothing to do when embednorm pinned it already, otherwise the whole pages are
-   * registered with the driver (shared with other callers who pin the same pages). Where that
-   * cannot be done (the pages overlap a different registration, or the driver refuses), the pin
-   * says {@link HostPin.Kind#PAGEABLE} and copies still work, at pageable speed.
+   * is open: nothing to do when embednorm pinned it already, otherwise its pages are registered
+   * with the driver. Pages that other open pins registered already are shared (the pin holds them
+   * too); the pages between them are registered anew, so that registrations never overlap (the
+   * driver refuses that). Where the driver refuses a registration, those pages stay pageable and
+   * the pin says {@link HostPin.Kind#PAGEABLE}; copies still work (see {@link #pieces}).
    *
    * <p>The caller keeps the memory alive and closes the pin after the last copy has finished.
    */
   public static HostPin pin(long address, long bytes) {
     if (bytes <= 0) {
-      return new HostPin(HostPin.Kind.PINNED, null, 0);
+      return new HostPin(HostPin.Kind.PINNED, List.of(), 0);
     }
     long start = address & -PAGE;
     long end = (address + bytes + PAGE - 1) & -PAGE;
@@ -107,27 +110,90 @@ public final class PinnedHostMemory {
       if (below != null && below.getValue().end >= address + bytes) {
         Range range = below.getValue();
         if (range.kind == Kind.ALLOCATED) {
-          return new HostPin(HostPin.Kind.PINNED, null, 0);
+          return new HostPin(HostPin.Kind.PINNED, List.of(), 0);
         }
         range.references++;
-        return new HostPin(HostPin.Kind.REGISTERED, range, 0);
+        return new HostPin(HostPin.Kind.REGISTERED, List.of(range), 0);
       }
-      Map.Entry<Long, Range> overlapping = RANGES.lowerEntry(end);
-      if (overlapping != null && overlapping.getValue().end > start) {
-        return new HostPin(HostPin.Kind.PAGEABLE, null, 0);
+      // Walk the pages from start: reuse the ranges there, register the gaps between them.
+      List<Range> held = new ArrayList<>();
+      boolean registered = false;
+      boolean whole = true;
+      long at = start;
+      Map.Entry<Long, Range> first = RANGES.lowerEntry(start);
+      if (first != null && first.getValue().end > start) {
+        at = hold(first.getValue(), held);
       }
-      CudaContext.of(0);
-      try {
-        cuMemHostRegister(
-            new HostPointer(start), end - start, JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE);
-      } catch (CudaException refused) {
-        return new HostPin(HostPin.Kind.PAGEABLE, null, 0);
+      while (at < end) {
+        Map.Entry<Long, Range> next = RANGES.ceilingEntry(at);
+        long gapEnd = next == null ? end : Math.min(end, next.getKey());
+        if (gapEnd > at) {
+          Range gap = register(at, gapEnd);
+          if (gap == null) {
+            whole = false;
+          } else {
+            held.add(gap);
+            registered = true;
+          }
+          at = gapEnd;
+        } else {
+          at = hold(next.getValue(), held);
+        }
       }
-      Range range = new Range(start, end, Kind.REGISTERED);
-      range.references = 1;
-      RANGES.put(start, range);
-      return new HostPin(HostPin.Kind.REGISTERED, range, System.nanoTime() - began);
+      long nanos = registered ? System.nanoTime() - began : 0;
+      return new HostPin(whole ? HostPin.Kind.REGISTERED : HostPin.Kind.PAGEABLE, held, nanos);
     }
+  }
+
+  /** Holds {@code range} for a pin (allocated ranges need no hold); returns its end. */
+  private static long hold(Range range, List<Range> held) {
+    if (range.kind == Kind.REGISTERED) {
+      range.references++;
+      held.add(range);
+    }
+    return range.end;
+  }
+
+  /** Registers whole pages {@code [start, end)}, or returns null where the driver refuses. */
+  private static Range register(long start, long end) {
+    CudaContext.of(0);
+    try {
+      cuMemHostRegister(
+          new HostPointer(start), end - start, JCudaDriver.CU_MEMHOSTREGISTER_PORTABLE);
+    } catch (CudaException refused) {
+      return null;
+    }
+    Range range = new Range(start, end, Kind.REGISTERED);
+    range.references = 1;
+    RANGES.put(start, range);
+    return range;
+  }
+
+  /**
+   * The lengths of the consecutive pieces of {@code [address, address + bytes)} that each lie
+   * within one pinned range or within no pinned range, in order. An asynchronous copy must not span
+   * memory of several registrations or mix registered and pageable memory (the driver answers
+   * CUDA_ERROR_INVALID_VALUE), so copies go piece by piece.
+   */
+  public static long[] pieces(long address, long bytes) {
+    List<Long> lengths = new ArrayList<>();
+    long end = address + bytes;
+    synchronized (LOCK) {
+      long at = address;
+      while (at < end) {
+        Map.Entry<Long, Range> below = RANGES.floorEntry(at);
+        long pieceEnd;
+        if (below != null && below.getValue().end > at) {
+          pieceEnd = Math.min(end, below.getValue().end);
+        } else {
+          Long next = RANGES.higherKey(at);
+          pieceEnd = next == null ? end : Math.min(end, next);
+        }
+        lengths.add(pieceEnd - at);
+        at = pieceEnd;
+      }
+    }
+    return lengths.stream().mapToLong(Long::longValue).toArray();
   }
 
   /** Whether embednorm has pinned all of {@code [address, address + bytes)} now. */
