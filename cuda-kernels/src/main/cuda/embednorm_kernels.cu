@@ -1576,11 +1576,11 @@ __device__ __forceinline__ C cluster_reduce(C value, Exchange<C>& exchange, int 
 
 // The cluster path's float64 fallback: the row's (scale, offset) in double, re-read from device
 // memory (widening is exact). Every thread of the cluster calls it.
-template <int OP, typename T, int PACK, int CLUSTER>
+template <int OP, typename T, int PACK, int CLUSTER, int BYTES>
 __device__ __noinline__ double2 cluster_exact_statistics(const T* in, int n, int first, int stride,
                                                          double eps, Exchange<double>& exchange,
                                                          int rank, int& round) {
-  constexpr int PACKS = 64 / (PACK * sizeof(T));
+  constexpr int PACKS = BYTES / (PACK * sizeof(T));
   double offset = 0;
   if (OP == kLayerNorm) {
     const double shift = static_cast<double>(widen(in[0]));
@@ -1605,14 +1605,14 @@ __device__ __noinline__ double2 cluster_exact_statistics(const T* in, int n, int
   return make_double2(scale, offset);
 }
 
-template <int OP, typename T, int PACK, int CLUSTER>
+template <int OP, typename T, int PACK, int CLUSTER, int BYTES>
 __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __restrict__ output,
                                              const long long* __restrict__ offsets, long long rows,
                                              int width, double eps,
                                              const float* __restrict__ weight,
                                              const float* __restrict__ bias) {
   using C = float;
-  constexpr int PACKS = 64 / (PACK * sizeof(T));  // 64 bytes a thread
+  constexpr int PACKS = BYTES / (PACK * sizeof(T));  // BYTES (64 or 128) a thread
   __shared__ Exchange<C> exchange;
   __shared__ Exchange<double> exchange_double;
   const C epsilon = static_cast<C>(eps);
@@ -1695,7 +1695,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
                                    : C(1) / sqrt_c(squares / n + epsilon);
       } else {
         // Rare: the row's statistics in double, out of line so the hot path keeps its registers.
-        const double2 statistics = cluster_exact_statistics<OP, T, PACK, CLUSTER>(
+        const double2 statistics = cluster_exact_statistics<OP, T, PACK, CLUSTER, BYTES>(
             in, n, first, stride, eps, exchange_double, rank, round_double);
         exact = true;
         exact_scale = statistics.x;
@@ -1957,17 +1957,23 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
 // Cluster kernels: a row over CLUSTER blocks of up to 1024 threads, 64 bytes a thread.
 // Built for Hopper and newer only; the host plans them only there (compute capability 9.0+).
 #if !defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 900
-#define EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, CLUSTER)                          \
+#define EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, CLUSTER, BYTES, SUFFIX)            \
   extern "C" __global__ void __cluster_dims__(CLUSTER, 1, 1) __launch_bounds__(1024, 1)         \
-      embednorm_cluster_##OP_NAME##_##NAME##_k##CLUSTER EMBEDNORM_SIGNATURE(T) {                \
+      embednorm_cluster_##OP_NAME##_##NAME##_k##CLUSTER##SUFFIX EMBEDNORM_SIGNATURE(T) {        \
     (void)group;                                                                                \
-    cluster_rows<OP, T, PACK, CLUSTER>(input, output, offsets, rows, width, eps, weight, bias); \
+    cluster_rows<OP, T, PACK, CLUSTER, BYTES>(input, output, offsets, rows, width, eps, weight, \
+                                              bias);                                            \
   }
+// 64 bytes a thread over 1 to 8 blocks; 128 bytes a thread (_b128) over 1 or 2: blocks of 512
+// threads then hold 64 KB of a row, so that rows of 64-128 KB need one block, or a cluster of two
+// of which an SM holds two blocks.
 #define EMBEDNORM_CLUSTER(OP_NAME, OP, NAME, T, PACK)                                           \
-  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 1)                                      \
-  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 2)                                      \
-  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 4)                                      \
-  EMBEDNORM_CLUSTER_VARIANT(OP_NAME, OP, NAME, T, PACK, 8)
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 1, 64, )                                 \
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 2, 64, )                                 \
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 4, 64, )                                 \
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 8, 64, )                                 \
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 1, 128, _b128)                           \
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 2, 128, _b128)
 #else
 #define EMBEDNORM_CLUSTER(OP_NAME, OP, NAME, T, PACK)
 #endif

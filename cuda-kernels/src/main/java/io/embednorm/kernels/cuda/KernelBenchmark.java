@@ -235,6 +235,13 @@ public final class KernelBenchmark {
             if (capacity >= width && capacity < 2L * width + 32L * cluster * 16) {
               plans.add(LaunchPlan.cluster(op, type, rows, block, cluster, context, module));
             }
+            if (type == ElementType.FLOAT32
+                && cluster <= 2
+                && block <= 512
+                && 2 * capacity >= width
+                && 2 * capacity < 2L * width + 32L * cluster * 16) {
+              plans.add(LaunchPlan.cluster(op, type, rows, block, cluster, 128, context, module));
+            }
           }
         }
       }

@@ -64,6 +64,14 @@ public record LaunchPlan(
    */
   private static final String WARP_GRID = System.getProperty("embednorm.gpu.warpGrid", "planned");
 
+  /**
+   * {@code -Dembednorm.gpu.clusterWide=false} keeps 64 bytes a thread on the cluster path
+   * everywhere, {@code =true} takes 128 for every float32 op on any device, for comparisons (see
+   * {@link #wideClusterThreads}).
+   */
+  private static final String WIDE_CLUSTER_THREADS =
+      System.getProperty("embednorm.gpu.clusterWide", "planned");
+
   /** {@code -Dembednorm.gpu.clusterPath=false} plans the block path instead, for comparisons. */
   private static final boolean CLUSTER_PATH_ENABLED =
       Boolean.parseBoolean(System.getProperty("embednorm.gpu.clusterPath", "true"));
@@ -571,6 +579,21 @@ public record LaunchPlan(
     if (threads < 128) {
       return null;
     }
+    if (threads > CLUSTER_BLOCK && wideClusterThreads(op, type, context)) {
+      int wideThreads = ceilDiv(maxWidth, 2 * clusterElementsPerThread(type));
+      int wideCluster = ceilDiv(wideThreads, CLUSTER_BLOCK);
+      if (wideCluster <= MAX_PLANNED_CLUSTER) {
+        return cluster(
+            op,
+            type,
+            rows,
+            Math.min(CLUSTER_BLOCK, nextPowerOfTwo(wideThreads)),
+            nextPowerOfTwo(wideCluster),
+            2 * CLUSTER_BYTES_PER_THREAD,
+            context,
+            module);
+      }
+    }
     int block = threads <= 2 * CLUSTER_BLOCK ? CLUSTER_BLOCK : MAX_CLUSTER_BLOCK;
     int cluster = threads <= CLUSTER_BLOCK ? 1 : nextPowerOfTwo(ceilDiv(threads, block));
     if (cluster > MAX_PLANNED_CLUSTER) {
@@ -578,6 +601,23 @@ public record LaunchPlan(
     }
     return cluster(
         op, type, rows, Math.min(block, nextPowerOfTwo(threads)), cluster, context, module);
+  }
+
+  /**
+   * Whether float32 rows of more than 512 threads' worth (8193-32768 wide) take the cluster kernels
+   * of 128 bytes a thread: one block of 512 per row up to 16384 (a block per row on one pass, two
+   * blocks an SM), a cluster of two such blocks up to 32768 (where 64 bytes a thread took two
+   * blocks of 512, or of 1024, of which an SM holds one). H100, 2026-11-25 (docs/PERFORMANCE.md),
+   * two rounds: 16384 rms_norm 95-97 %, softmax, log_softmax and l2_normalize 97-98 % against 92-93
+   * %; 32768 93-95 % against 90-93 %. Not for layer_norm, whose 128-byte kernel spills (74-75 % at
+   * 16384), nor on memory of {@link #MIXED_WARP_GRID_BANDWIDTH} or more (not timed there).
+   */
+  static boolean wideClusterThreads(Op op, ElementType type, CudaContext context) {
+    if (type != ElementType.FLOAT32 || WIDE_CLUSTER_THREADS.equals("false")) {
+      return false;
+    }
+    return WIDE_CLUSTER_THREADS.equals("true")
+        || (op != Op.LAYER_NORM && context.memoryBandwidth() < MIXED_WARP_GRID_BANDWIDTH);
   }
 
   /** Elements of a row each thread of the cluster path holds. */
@@ -600,7 +640,28 @@ public record LaunchPlan(
       int cluster,
       CudaContext context,
       KernelModule module) {
-    String kernel = "embednorm_cluster_" + kernelStem(op, type) + "_k" + cluster;
+    return cluster(op, type, rows, block, cluster, CLUSTER_BYTES_PER_THREAD, context, module);
+  }
+
+  /**
+   * A cluster-path launch whose threads hold {@code bytesPerThread} bytes of a row: 64, or 128 (the
+   * {@code _b128} kernels, of 1 or 2 blocks).
+   */
+  static LaunchPlan cluster(
+      Op op,
+      ElementType type,
+      long rows,
+      int block,
+      int cluster,
+      int bytesPerThread,
+      CudaContext context,
+      KernelModule module) {
+    String kernel =
+        "embednorm_cluster_"
+            + kernelStem(op, type)
+            + "_k"
+            + cluster
+            + (bytesPerThread == CLUSTER_BYTES_PER_THREAD ? "" : "_b" + bytesPerThread);
     long clusters = Math.min(rows, MAX_ROWS_PER_LAUNCH);
     if (cluster > 1 || block > CLUSTER_BLOCK) {
       long resident = (long) occupancy(module, kernel, block, 0) * context.multiprocessors();

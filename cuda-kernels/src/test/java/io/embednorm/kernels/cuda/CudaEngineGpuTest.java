@@ -321,6 +321,28 @@ class CudaEngineGpuTest {
   }
 
   @Test
+  void wideFloat32RowsTakeClusterKernelsOf128BytesAThreadOnSlowerMemory() {
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    assumeTrue(context.computeCapability() >= 90, "clusters need compute capability 9.0");
+    boolean fastMemory = context.memoryBandwidth() >= LaunchPlan.MIXED_WARP_GRID_BANDWIDTH;
+    for (Op op : Op.values()) {
+      for (int width : new int[] {8192, 16384, 32768}) {
+        LaunchPlan plan =
+            LaunchPlan.plan(op, ElementType.FLOAT32, width, 1000, true, context, module);
+        String where = String.format("%s %d: %s", op, width, plan);
+        boolean wide = width > 8192 && op != Op.LAYER_NORM && !fastMemory;
+        assertThat(plan.kernel().endsWith("_b128")).as(where).isEqualTo(wide);
+        int blocks = width == 8192 || (width == 16384 && wide) ? 1 : 2;
+        assertThat(plan.group()).as(where).isEqualTo(blocks);
+      }
+      LaunchPlan twoByte =
+          LaunchPlan.plan(op, ElementType.BFLOAT16, 32768, 1000, true, context, module);
+      assertThat(twoByte.kernel()).as("%s", twoByte).doesNotEndWith("_b128");
+    }
+  }
+
+  @Test
   void unalignedContiguousRowsTakeTheTilePathByTypeOpAndBandwidth() {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
@@ -507,6 +529,12 @@ class CudaEngineGpuTest {
         int block = Math.max(32, LaunchPlan.nextPowerOfTwo((threads + cluster - 1) / cluster));
         if (block <= LaunchPlan.MAX_CLUSTER_BLOCK) {
           plans.add(LaunchPlan.cluster(op, type, 37, block, cluster, context, module));
+        }
+        // 128 bytes a thread, 1 or 2 blocks (float32).
+        int wideBlock =
+            Math.max(32, LaunchPlan.nextPowerOfTwo((threads + 2 * cluster - 1) / 2 / cluster));
+        if (type == ElementType.FLOAT32 && cluster <= 2 && wideBlock <= 512) {
+          plans.add(LaunchPlan.cluster(op, type, 37, wideBlock, cluster, 128, context, module));
         }
       }
     }
