@@ -391,7 +391,7 @@ public record LaunchPlan(
         && heavy
         && width > 384
         && context.memoryBandwidth() >= MIXED_WARP_GRID_BANDWIDTH) {
-      return null; // the warp-row path (see tilePlan)
+      return null; // the warp-row path (see above)
     }
     return tile(tileKernel(op, type, width), type, width, rows, tileBytes(type));
   }
@@ -416,9 +416,8 @@ public record LaunchPlan(
   }
 
   /**
-   * A tile-path launch of {@code kernel} staging at most {@code tileBytes} of rows a block at a
-   * time (at least a row; a multiple of the block's 8 warps where 8 rows fit), a block a run: one
-   * pass over the batch.
+   * A tile-path launch of {@code kernel} staging runs of rows of at most {@code tileBytes} (but at
+   * least 8 rows; a multiple of the block's 8 warps), a block a run: one pass over the batch.
    */
   static LaunchPlan tile(String kernel, ElementType type, int width, long rows, int tileBytes) {
     int tileRows = tileRows(type, width, tileBytes);
