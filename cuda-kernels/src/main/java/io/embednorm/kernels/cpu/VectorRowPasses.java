@@ -18,8 +18,8 @@ import jdk.incubator.vector.VectorSpecies;
  * eight accumulators of {@link FloatSums} (element i in lane i % 8), and float64 uses two 4-lane
  * registers as lanes 0–3 and 4–7. Blocks, split points, the final pairwise combination and every
  * element-wise operation are those of {@link ScalarRowPasses}, so both give the same bits; a row
- * tail shorter than a register goes through masked lanes (reductions) or scalar code (element-wise,
- * exponentials).
+ * tail shorter than a register goes through scalar code, into its lanes after the register is
+ * stored (reductions) or straight to the output (element-wise, exponentials).
  *
  * <p>Each float32 pass runs over a whole group of rows: rows of up to one block whose width is a
  * multiple of 32 in one flat loop over the group (see {@link #isFlat}), other rows block by block
@@ -33,7 +33,10 @@ import jdk.incubator.vector.VectorSpecies;
  *   <li>no method of this class takes or returns a vector, but {@link #storePairs}, which is small
  *       enough that C2 inlines it everywhere: one that crosses a call C2 did not inline is boxed;
  *   <li>no vector is reassigned in a branch inside a loop (a flat loop changes only ints where a
- *       row ends, and reads per-row factors from their arrays);
+ *       row ends, and reads per-row factors from their arrays; a row's tail is added to its lanes
+ *       in scalar code: the masked step it replaced, taken only where a block ends off a register,
+ *       got C2 to box the block's sum in some compilations: rms_norm at width 300 took 78-119 ms
+ *       against 38 for the scalar passes in a probe, 17 ms after; docs/PERFORMANCE.md);
  *   <li>no method holds more than about two large vector loops, nor calls another that does: past
  *       C2's inlining cutoff (18,000 parse nodes) the Vector API's own methods are inlined too late
  *       for their intrinsics;
@@ -125,13 +128,11 @@ final class VectorRowPasses implements RowPasses {
       for (int end = start + full; index < end; index += FLOAT_LANES) {
         maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
       }
-      if (full < width) {
-        VectorMask<Float> rest = FLOATS.indexInRange(0, width - full);
-        maximum =
-            maximum.lanewise(
-                VectorOperators.MAX, FloatVector.fromArray(FLOATS, values, index, rest), rest);
-      }
       maximum.intoArray(lanes, row * FLOAT_LANES);
+      // The tail, element j to lane j, in scalar code (the class comment says why).
+      for (int lane = row * FLOAT_LANES, end = start + width; index < end; index++, lane++) {
+        lanes[lane] = Math.max(lanes[lane], values[index]);
+      }
     }
     maximaOfLanes(lanes, count, maxima);
   }
@@ -218,13 +219,11 @@ final class VectorRowPasses implements RowPasses {
           FloatVector value = FloatVector.fromArray(FLOATS, values, index);
           sum = sum.add(value.mul(value));
         }
-        if (index < end) {
-          VectorMask<Float> rest = FLOATS.indexInRange(0, end - index);
-          FloatVector value = FloatVector.fromArray(FLOATS, values, index, rest);
-          sum = sum.add(value.mul(value), rest);
-          index = end;
-        }
         sum.intoArray(lanes, at);
+        // The tail, element j to lane j, in scalar code (the class comment says why).
+        for (int lane = at; index < end; index++, lane++) {
+          lanes[lane] += values[index] * values[index];
+        }
       }
     }
     tree.sums(lanes, count, sums);
@@ -285,12 +284,11 @@ final class VectorRowPasses implements RowPasses {
         for (; index < full; index += FLOAT_LANES) {
           sum = sum.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
         }
-        if (index < end) {
-          VectorMask<Float> rest = FLOATS.indexInRange(0, end - index);
-          sum = sum.add(FloatVector.fromArray(FLOATS, values, index, rest).sub(shift), rest);
-          index = end;
-        }
         sum.intoArray(lanes, at);
+        // The tail, element j to lane j, in scalar code (the class comment says why).
+        for (int lane = at; index < end; index++, lane++) {
+          lanes[lane] += values[index] - shift;
+        }
       }
     }
     tree.sums(lanes, count, sums);
@@ -454,14 +452,12 @@ final class VectorRowPasses implements RowPasses {
               FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
           sum = sum.add(deviation.mul(deviation));
         }
-        if (index < end) {
-          VectorMask<Float> rest = FLOATS.indexInRange(0, end - index);
-          FloatVector deviation =
-              FloatVector.fromArray(FLOATS, values, index, rest).sub(shift).sub(center);
-          sum = sum.add(deviation.mul(deviation), rest);
-          index = end;
-        }
         sum.intoArray(lanes, at);
+        // The tail, element j to lane j, in scalar code (the class comment says why).
+        for (int lane = at; index < end; index++, lane++) {
+          float deviation = (values[index] - shift) - center;
+          lanes[lane] += deviation * deviation;
+        }
       }
     }
     tree.sums(lanes, count, sums);
