@@ -1605,6 +1605,29 @@ __device__ __noinline__ double2 cluster_exact_statistics(const T* in, int n, int
   return make_double2(scale, offset);
 }
 
+// The cluster path's float64 fallback for a whole row: its statistics (above), then its outputs
+// from a second read of the row, rounded once. Every thread of the cluster calls it.
+template <int OP, typename T, int PACK, int CLUSTER, int BYTES>
+__device__ __noinline__ void cluster_exact_row(const T* in, T* out, int n, int first, int stride,
+                                               double eps, Exchange<double>& exchange, int rank,
+                                               int& round, const float* weight,
+                                               const float* bias) {
+  constexpr int PACKS = BYTES / (PACK * sizeof(T));
+  const double2 statistics =
+      cluster_exact_statistics<OP, T, PACK, CLUSTER, BYTES>(in, n, first, stride, eps, exchange,
+                                                            rank, round);
+  for (int p = 0; p < PACKS; ++p) {
+    const int col = (first + p * stride) * PACK;
+    for (int k = 0; k < PACK && col < n; ++k) {
+      float result = static_cast<float>(
+          (static_cast<double>(widen(in[col + k])) - statistics.y) * statistics.x);
+      if (weight != nullptr) result *= weight[col + k];
+      if (bias != nullptr) result += bias[col + k];
+      out[col + k] = narrow<T>(result);
+    }
+  }
+}
+
 template <int OP, typename T, int PACK, int CLUSTER, int BYTES>
 __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __restrict__ output,
                                              const long long* __restrict__ offsets, long long rows,
@@ -1658,8 +1681,6 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
     // exp(x - shift) * scale for softmax and (x - shift) - mean for log_softmax; or, for rows that
     // need float64, ((double) x - offset) * exact_scale.
     C shift = 0, mean = 0, scale = 1;
-    bool exact = false;
-    double exact_scale = 0, offset = 0;
     if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
       C squares = 0;
       if constexpr (OP == kLayerNorm) {
@@ -1694,12 +1715,12 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
         scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
                                    : C(1) / sqrt_c(squares / n + epsilon);
       } else {
-        // Rare: the row's statistics in double, out of line so the hot path keeps its registers.
-        const double2 statistics = cluster_exact_statistics<OP, T, PACK, CLUSTER, BYTES>(
-            in, n, first, stride, eps, exchange_double, rank, round_double);
-        exact = true;
-        exact_scale = statistics.x;
-        offset = statistics.y;
+        // Rare: the row's statistics in double and its outputs, out of line so the hot path keeps
+        // its registers (uniform in the cluster: every block has the same sums).
+        cluster_exact_row<OP, T, PACK, CLUSTER, BYTES>(in, out, n, first, stride, eps,
+                                                       exchange_double, rank, round_double,
+                                                       weight, bias);
+        continue;
       }
     } else {
       C partial_max = -INFINITY;
@@ -1733,9 +1754,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
 #pragma unroll
         for (int k = 0; k < PACK; ++k) {
           C result;
-          if (exact) {
-            result = static_cast<C>((static_cast<double>(value(p, k)) - offset) * exact_scale);
-          } else if constexpr (OP == kSoftmax) {
+          if constexpr (OP == kSoftmax) {
             result = exp_c(value(p, k) - shift) * scale;
           } else if constexpr (OP == kLogSoftmax) {
             result = (value(p, k) - shift) - mean;
