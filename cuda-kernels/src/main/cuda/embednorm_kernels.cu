@@ -15,10 +15,16 @@
 //     per row, the row held in registers, PACKS packs of PACK elements per lane; several rows per
 //     warp, and 2 to 4 rows per lane at once where a row slice is small (more loads in flight),
 //     in lockstep for 16-byte packs of 4- and 2-byte types (their reductions overlap).
+//   embednorm_warprow_<op>_<type>_p<PACK>_c<PACKS>: unaligned rows, a warp per row in registers,
+//     16-byte packs from the row's first 16-byte boundary and a scalar head and tail.
+//   embednorm_tile_<op>_<type>_v<VALUES>_r<ROWS>: contiguous unaligned rows, runs of whole rows
+//     staged through shared memory with aligned 16-byte copies, a warp per row there.
+//   embednorm_cluster_<op>_<type>_k<BLOCKS>[_b128]: Hopper and newer, a row in registers over a
+//     cluster of 1 to 8 blocks, 64 (or 128) bytes a thread.
 //   embednorm_block_<op>_<type>_p<PACK>_cached: a block per row, the row cached in shared memory.
 //   embednorm_block_<op>_<type>_p<PACK>_uncached: a block per row, re-reading device memory.
-// PACK > 1 means 16-byte loads and stores: the host picks it only when every row starts 16-byte
-// aligned and every row width is a multiple of PACK; otherwise PACK is 1.
+// PACK > 1 on the warp path means 16-byte loads and stores: the host picks it only when every row
+// starts 16-byte aligned and every row width is a multiple of PACK; otherwise PACK is 1.
 //
 // float rows whose float sums leave the safe range (overflow, or underflow that eps does not
 // dominate) are recomputed in double, as the CPU engine does, so extreme magnitudes stay accurate.
