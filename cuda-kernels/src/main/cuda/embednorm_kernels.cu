@@ -1419,20 +1419,16 @@ __device__ __forceinline__ void tile_rows(const T* __restrict__ input, T* __rest
   const int warp = thread >> 5;
   const int warps = threads >> 5;
   const long long tiles = (rows + tile_rows_count - 1) / tile_rows_count;
-  // Issues a run's 16-byte copies into shared memory and loads its head and tail element (one a
-  // thread, into `edge`), which place_edges stores.
-  auto issue = [&](const TileRun<T>& r, T (&edge)[2]) {
+  // Copies a run into shared memory: 16-byte asynchronous copies, a head and tail element a thread.
+  auto load = [&](const TileRun<T>& r) {
     const T* in = input + r.start;
 #pragma unroll 4
     for (int i = thread; i < r.body; i += threads) {
       copy_async_16(r.run + r.head + i * PACK, in + r.head + i * PACK);
     }
-    if (thread < r.head) edge[0] = in[thread];
-    if (thread < r.tail) edge[1] = in[r.tail_start + thread];
-  };
-  auto place_edges = [&](const TileRun<T>& r, const T (&edge)[2]) {
-    if (thread < r.head) r.run[thread] = edge[0];
-    if (thread < r.tail) r.run[r.tail_start + thread] = edge[1];
+    if (thread < r.head) r.run[thread] = in[thread];
+    if (thread < r.tail) r.run[r.tail_start + thread] = in[r.tail_start + thread];
+    wait_async_copies();
   };
   auto normalize = [&](const TileRun<T>& r) {
 #pragma unroll 1
@@ -1459,10 +1455,7 @@ __device__ __forceinline__ void tile_rows(const T* __restrict__ input, T* __rest
   for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
     const TileRun<T> r(tile, rows, width, tile_rows_count, input,
                        reinterpret_cast<T*>(shared_bytes));
-    T edge[2];
-    issue(r, edge);
-    place_edges(r, edge);
-    wait_async_copies();
+    load(r);
     __syncthreads();
     normalize(r);
     __syncthreads();
