@@ -235,9 +235,8 @@ public final class KernelBenchmark {
             if (capacity >= width && capacity < 2L * width + 32L * cluster * 16) {
               plans.add(LaunchPlan.cluster(op, type, rows, block, cluster, context, module));
             }
-            if (type == ElementType.FLOAT32
-                && cluster <= 2
-                && block <= 512
+            if (cluster <= 2
+                && (block <= LaunchPlan.CLUSTER_BLOCK || cluster == 1)
                 && 2 * capacity >= width
                 && 2 * capacity < 2L * width + 32L * cluster * 16) {
               plans.add(LaunchPlan.cluster(op, type, rows, block, cluster, 128, context, module));
@@ -257,7 +256,7 @@ public final class KernelBenchmark {
             String.format(
                 Locale.ROOT,
                 "%n      %-14s block %4d group %2d grid %8d %3.0f%%",
-                plan.path(),
+                label(plan),
                 plan.block(),
                 plan.group(),
                 plan.grid(),
@@ -276,10 +275,10 @@ public final class KernelBenchmark {
           copy,
           planned,
           100 * planned / copy,
-          plans.get(0).path(),
+          label(plans.get(0)),
           best,
           100 * best / copy,
-          fastest.path() + " block " + fastest.block() + " group " + fastest.group(),
+          label(fastest) + " block " + fastest.block() + " group " + fastest.group(),
           all);
     }
   }
@@ -449,5 +448,10 @@ public final class KernelBenchmark {
       case "f64", "float64" -> ElementType.FLOAT64;
       default -> throw new IllegalArgumentException("unknown type " + name);
     };
+  }
+
+  /** A plan's path, with {@code -b128} for the cluster kernels of 128 bytes a thread. */
+  private static String label(LaunchPlan plan) {
+    return plan.kernel().endsWith("_b128") ? plan.path() + "-b128" : plan.path();
   }
 }

@@ -66,11 +66,19 @@ public record LaunchPlan(
 
   /**
    * {@code -Dembednorm.gpu.clusterWide=false} keeps 64 bytes a thread on the cluster path
-   * everywhere, {@code =true} takes 128 for every float32 op on any device, for comparisons (see
+   * everywhere, {@code =true} takes 128 for every op and type on any device, for comparisons (see
    * {@link #wideClusterThreads}).
    */
   private static final String WIDE_CLUSTER_THREADS =
       System.getProperty("embednorm.gpu.clusterWide", "planned");
+
+  /**
+   * {@code -Dembednorm.gpu.clusterGrid=perRow} launches a cluster per row on every cluster-path
+   * plan, {@code =resident} a persistent grid wherever a row takes two blocks or a 1024-thread one
+   * (see {@link #cluster}), for comparisons.
+   */
+  private static final String CLUSTER_GRID =
+      System.getProperty("embednorm.gpu.clusterGrid", "planned");
 
   /** {@code -Dembednorm.gpu.clusterPath=false} plans the block path instead, for comparisons. */
   private static final boolean CLUSTER_PATH_ENABLED =
@@ -578,10 +586,11 @@ public record LaunchPlan(
     if (threads < 128) {
       return null;
     }
-    if (threads > CLUSTER_BLOCK && wideClusterThreads(op, type, context)) {
+    if (threads > CLUSTER_BLOCK) {
       int wideThreads = ceilDiv(maxWidth, 2 * clusterElementsPerThread(type));
       int wideCluster = ceilDiv(wideThreads, CLUSTER_BLOCK);
-      if (wideCluster <= MAX_PLANNED_CLUSTER) {
+      if (wideCluster <= MAX_PLANNED_CLUSTER
+          && wideClusterThreads(op, type, wideCluster, context)) {
         return cluster(
             op,
             type,
@@ -603,20 +612,25 @@ public record LaunchPlan(
   }
 
   /**
-   * Whether float32 rows of more than 512 threads' worth (8193-32768 wide) take the cluster kernels
-   * of 128 bytes a thread: one block of 512 per row up to 16384 (a block per row on one pass, two
-   * blocks an SM), a cluster of two such blocks up to 32768 (where 64 bytes a thread took two
-   * blocks of 512, or of 1024, of which an SM holds one). H100, 2026-11-25 (docs/PERFORMANCE.md),
-   * two rounds: 16384 rms_norm 95-97 %, softmax, log_softmax and l2_normalize 97-98 % against 92-93
-   * %; 32768 93-95 % against 90-93 %. Not for layer_norm, whose 128-byte kernel spills (74-75 % at
-   * 16384), nor on memory of {@link #MIXED_WARP_GRID_BANDWIDTH} or more (not timed there).
+   * Whether rows of more than 512 threads' worth at 64 bytes a thread (float32 8193-32768 wide,
+   * 2-byte 16385-32768) take the cluster kernels of 128 bytes a thread over {@code blocks} blocks
+   * of up to 512: one block per row (two blocks an SM) where 64 bytes a thread took a cluster of
+   * two blocks of 512, or two such blocks where 64 bytes took two of 1024 (one an SM). Measured on
+   * an H100 (docs/PERFORMANCE.md, 2026-11-25, evening), % of the copy, four rounds: float32 16384
+   * 96-98 % against 90-93 %; float32 32768 94-98 % against 89-94 %; 2-byte 32768 96-98 % against
+   * 90-93 % (LayerNorm 92-97 % against 90-93 %). Not on memory of {@link
+   * #MIXED_WARP_GRID_BANDWIDTH} or more (not timed there), nor for 2-byte rows that would need two
+   * blocks (not timed).
    */
-  static boolean wideClusterThreads(Op op, ElementType type, CudaContext context) {
-    if (type != ElementType.FLOAT32 || WIDE_CLUSTER_THREADS.equals("false")) {
+  static boolean wideClusterThreads(Op op, ElementType type, int blocks, CudaContext context) {
+    if (type == ElementType.FLOAT64 || WIDE_CLUSTER_THREADS.equals("false")) {
       return false;
     }
-    return WIDE_CLUSTER_THREADS.equals("true")
-        || (op != Op.LAYER_NORM && context.memoryBandwidth() < MIXED_WARP_GRID_BANDWIDTH);
+    if (WIDE_CLUSTER_THREADS.equals("true")) {
+      return true;
+    }
+    return context.memoryBandwidth() < MIXED_WARP_GRID_BANDWIDTH
+        && (type == ElementType.FLOAT32 || blocks == 1);
   }
 
   /** Elements of a row each thread of the cluster path holds. */
@@ -626,10 +640,10 @@ public record LaunchPlan(
 
   /**
    * A cluster-path launch of {@code cluster} blocks of {@code block} threads per row. Clusters of
-   * several blocks, and 1024-thread blocks, run on a persistent grid (as many as the device holds,
-   * each looping over rows); a cluster per row measured 10-30 points slower there on an H200, as
-   * cluster launches are not free. Single blocks of up to 512 threads get a block per row, which
-   * measured 5-10 points faster than a persistent grid.
+   * several blocks, and 1024-thread blocks, of 64 bytes a thread run on a persistent grid (as many
+   * as the device holds, each looping over rows; see {@link #residentClusterGrid}). Single blocks
+   * of up to 512 threads get a block per row, which measured 5-10 points faster than a persistent
+   * grid.
    */
   static LaunchPlan cluster(
       Op op,
@@ -662,12 +676,29 @@ public record LaunchPlan(
             + cluster
             + (bytesPerThread == CLUSTER_BYTES_PER_THREAD ? "" : "_b" + bytesPerThread);
     long clusters = Math.min(rows, MAX_ROWS_PER_LAUNCH);
-    if (cluster > 1 || block > CLUSTER_BLOCK) {
+    if (residentClusterGrid(block, cluster, bytesPerThread)) {
       long resident = (long) occupancy(module, kernel, block, 0) * context.multiprocessors();
       clusters = Math.min(rows, Math.max(1, resident / cluster));
     }
     return new LaunchPlan(
         kernel, "cluster", (int) clusters * cluster, block, 0, cluster, vectorWidth(type));
+  }
+
+  /**
+   * Whether a cluster-path launch runs on a persistent grid: rows of two blocks, or of a
+   * 1024-thread block, of 64 bytes a thread (a cluster per row measured 10-30 points slower there
+   * on an H200). Two-block rows of 128 bytes a thread get a cluster per row, which measured 1-3
+   * points faster on an H100 (float32 32768: 94-98 % against 93-95 %).
+   */
+  private static boolean residentClusterGrid(int block, int cluster, int bytesPerThread) {
+    if (CLUSTER_GRID.equals("perRow")) {
+      return false;
+    }
+    boolean shared = cluster > 1 || block > CLUSTER_BLOCK;
+    if (CLUSTER_GRID.equals("resident")) {
+      return shared;
+    }
+    return shared && bytesPerThread == CLUSTER_BYTES_PER_THREAD;
   }
 
   static int grid(long blocksNeeded, int activePerMultiprocessor, CudaContext context) {

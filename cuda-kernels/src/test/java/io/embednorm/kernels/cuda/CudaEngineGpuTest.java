@@ -321,7 +321,7 @@ class CudaEngineGpuTest {
   }
 
   @Test
-  void wideFloat32RowsTakeClusterKernelsOf128BytesAThreadOnSlowerMemory() {
+  void wideRowsTakeClusterKernelsOf128BytesAThreadOnSlowerMemory() {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
     assumeTrue(context.computeCapability() >= 90, "clusters need compute capability 9.0");
@@ -331,14 +331,28 @@ class CudaEngineGpuTest {
         LaunchPlan plan =
             LaunchPlan.plan(op, ElementType.FLOAT32, width, 1000, true, context, module);
         String where = String.format("%s %d: %s", op, width, plan);
-        boolean wide = width > 8192 && op != Op.LAYER_NORM && !fastMemory;
+        boolean wide = !fastMemory && width > 8192;
         assertThat(plan.kernel().endsWith("_b128")).as(where).isEqualTo(wide);
         int blocks = width == 8192 || (width == 16384 && wide) ? 1 : 2;
         assertThat(plan.group()).as(where).isEqualTo(blocks);
+        // Two-block rows of 128 bytes a thread get a cluster per row, of 64 bytes a persistent
+        // grid.
+        long grid = blocks == 1 || wide ? 1000L * blocks : -1;
+        if (grid > 0) {
+          assertThat(plan.grid()).as(where).isEqualTo(grid);
+        } else {
+          assertThat(plan.grid()).as(where).isLessThan(1000 * blocks);
+        }
       }
-      LaunchPlan twoByte =
-          LaunchPlan.plan(op, ElementType.BFLOAT16, 32768, 1000, true, context, module);
-      assertThat(twoByte.kernel()).as("%s", twoByte).doesNotEndWith("_b128");
+      for (ElementType type : new ElementType[] {ElementType.BFLOAT16, ElementType.FLOAT16}) {
+        for (int width : new int[] {16384, 32768, 65536}) {
+          LaunchPlan plan = LaunchPlan.plan(op, type, width, 1000, true, context, module);
+          String where = String.format("%s %s %d: %s", op, type, width, plan);
+          boolean wide = !fastMemory && width == 32768;
+          assertThat(plan.kernel().endsWith("_b128")).as(where).isEqualTo(wide);
+          assertThat(plan.group()).as(where).isEqualTo(width == 16384 || wide ? 1 : 2);
+        }
+      }
     }
   }
 
@@ -530,10 +544,10 @@ class CudaEngineGpuTest {
         if (block <= LaunchPlan.MAX_CLUSTER_BLOCK) {
           plans.add(LaunchPlan.cluster(op, type, 37, block, cluster, context, module));
         }
-        // 128 bytes a thread, 1 or 2 blocks (float32).
+        // 128 bytes a thread, 1 or 2 blocks.
         int wideBlock =
             Math.max(32, LaunchPlan.nextPowerOfTwo((threads + 2 * cluster - 1) / 2 / cluster));
-        if (type == ElementType.FLOAT32 && cluster <= 2 && wideBlock <= 512) {
+        if (cluster <= 2 && wideBlock <= 512) {
           plans.add(LaunchPlan.cluster(op, type, 37, wideBlock, cluster, 128, context, module));
         }
       }
