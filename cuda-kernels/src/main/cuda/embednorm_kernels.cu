@@ -457,12 +457,13 @@ __device__ __forceinline__ void warp_rows_lockstep(
       }
     };
     auto present = [&](int r, int p) { return column<PACK>(p, 0, group, group_lane) < n[r]; };
-    // Raw layer_norm rows of six or eight packs a lane: an empty asm on every raw word between
+    // Raw layer_norm rows of three or more packs a lane: an empty asm on every raw word between
     // passes, so that each pass widens the values again rather than ptxas keeping a pass's widened
     // (or shifted) values live into the next: 48-64 floats beside the raw words spilled (bf16 at
-    // eight packs: 116 bytes, H200 70-73 % at widths 1792-2048).
+    // eight packs: 116 bytes, H200 70-73 % at widths 1792-2048); at three packs, two rows a lane,
+    // they took 117 registers (two blocks an SM), with it 80 (three).
     auto rewiden = [&]() {
-      if constexpr (kRaw && OP == kLayerNorm && PACKS >= 6) {
+      if constexpr (kRaw && OP == kLayerNorm && PACKS >= 3) {
 #pragma unroll
         for (int r = 0; r < ROWS; ++r) {
 #pragma unroll
@@ -1892,6 +1893,7 @@ __host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, i
       return op == kRmsNorm || op == kL2Normalize ? 3 : 2;
     }
     if (packs <= 2) return op == kLayerNorm ? 3 : 4;
+    if (packs == 3 && op == kLayerNorm) return 3;
     return 2;
   }
   if (cols > 8) return 2;
