@@ -42,8 +42,13 @@ import jcuda.driver.CUstream_flags;
  *
  * <pre>
  * java -cp ... io.embednorm.kernels.cuda.KernelBenchmark [--types f32,bf16,f16]
- *     [--widths 32,64,...] [--gib 1] [--repeats 30] [--ops rms_norm,...]
+ *     [--widths 32,64,...] [--gib 1] [--repeats 30] [--ops rms_norm,...] [--rounds 1]
  * </pre>
+ *
+ * <p>With {@code --rounds R} each width times the copy and every op R times in turn, and each op's
+ * figure is the median over the rounds of its GB/s and of its share of the copy timed in the same
+ * round: single runs on a shared GPU host move by a point or two from one to the next, and
+ * alternating keeps a slow spell from landing on one side of a ratio.
  */
 public final class KernelBenchmark {
   private static final int[] WIDTHS = {
@@ -58,6 +63,7 @@ public final class KernelBenchmark {
     List<Op> ops = List.of(Op.values());
     double gib = 1;
     int repeats = 30;
+    int rounds = 1;
     boolean alternatives = false;
     List<String> options = new ArrayList<>(Arrays.asList(args));
     if (options.remove("--alternatives")) {
@@ -74,6 +80,7 @@ public final class KernelBenchmark {
         case "--ops" -> ops = Arrays.stream(value.split(",")).map(Op::fromName).toList();
         case "--gib" -> gib = Double.parseDouble(value);
         case "--repeats" -> repeats = Integer.parseInt(value);
+        case "--rounds" -> rounds = Integer.parseInt(value);
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
@@ -87,13 +94,14 @@ public final class KernelBenchmark {
     System.out.printf(
         Locale.ROOT,
         "# %s, sm_%d, %d SMs, memory peak %.0f GB/s; %.2f GiB of input per width; median of %d;"
-            + " GB/s = (read + write) / time%n",
+            + " %d round(s); GB/s = (read + write) / time%n",
         CudaAvailability.get().deviceName(),
         context.computeCapability(),
         context.multiprocessors(),
         context.memoryBandwidth() / 1e9,
         gib,
-        repeats);
+        repeats,
+        rounds);
     StringBuilder header =
         new StringBuilder(
             String.format(
@@ -116,7 +124,7 @@ public final class KernelBenchmark {
     }
     for (ElementType type : types) {
       for (int width : widths) {
-        table.add(measure(context, module, type, width, ops, gib, repeats));
+        table.add(measure(context, module, type, width, ops, gib, repeats, rounds));
         System.out.println(table.get(table.size() - 1));
       }
     }
@@ -132,10 +140,30 @@ public final class KernelBenchmark {
       int width,
       List<Op> ops,
       double gib,
-      int repeats) {
+      int repeats,
+      int rounds) {
     try (Workload workload = new Workload(type, width, gib, repeats)) {
       double kernelCopy = workload.copyKernelGbs(context, module, repeats, false);
       double residentCopy = workload.copyKernelGbs(context, module, repeats, true);
+      boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
+      List<LaunchPlan> plans = new ArrayList<>();
+      for (Op op : ops) {
+        plans.add(
+            LaunchPlan.planContiguous(
+                op, type, width, workload.rows, vectorizable, context, module));
+      }
+      double[] copies = new double[rounds];
+      double[][] rates = new double[ops.size()][rounds];
+      double[][] shares = new double[ops.size()][rounds];
+      for (int round = 0; round < rounds; round++) {
+        copies[round] = round == 0 ? workload.copyGbs : workload.driverCopyGbs(repeats);
+        for (int i = 0; i < ops.size(); i++) {
+          rates[i][round] =
+              workload.gbs(plans.get(i), module, Normalization.of(ops.get(i)), repeats);
+          shares[i][round] = rates[i][round] / copies[round];
+        }
+      }
+      double copy = medianOf(copies);
       StringBuilder row =
           new StringBuilder(
               String.format(
@@ -144,20 +172,16 @@ public final class KernelBenchmark {
                   LaunchPlan.typeName(type),
                   width,
                   workload.rows,
-                  workload.copyGbs,
+                  copy,
                   kernelCopy,
-                  100 * kernelCopy / workload.copyGbs,
-                  100 * residentCopy / workload.copyGbs));
-      boolean vectorizable = width % LaunchPlan.vectorWidth(type) == 0;
-      LaunchPlan plan = null;
-      for (Op op : ops) {
-        plan =
-            LaunchPlan.planContiguous(
-                op, type, width, workload.rows, vectorizable, context, module);
-        double gbs = workload.gbs(plan, module, Normalization.of(op), repeats);
+                  100 * kernelCopy / copy,
+                  100 * residentCopy / copy));
+      for (int i = 0; i < ops.size(); i++) {
         row.append(
-            String.format(Locale.ROOT, " %13.0f (%3.0f%%)", gbs, 100 * gbs / workload.copyGbs));
+            String.format(
+                Locale.ROOT, " %13.0f (%3.0f%%)", medianOf(rates[i]), 100 * medianOf(shares[i])));
       }
+      LaunchPlan plan = plans.get(plans.size() - 1);
       row.append("  ")
           .append(plan.kernel())
           .append(" group ")
@@ -168,6 +192,14 @@ public final class KernelBenchmark {
           .append(plan.grid());
       return row.toString();
     }
+  }
+
+  /** The median of {@code values} (the mean of the middle two for an even count). */
+  static double medianOf(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    int middle = sorted.length / 2;
+    return sorted.length % 2 == 1 ? sorted[middle] : (sorted[middle - 1] + sorted[middle]) / 2;
   }
 
   /** Times every plan that can run this width and names the fastest, next to the planner's. */
@@ -304,12 +336,16 @@ public final class KernelBenchmark {
       this.input = new DeviceBuffer(bytes, "benchmark input");
       this.output = new DeviceBuffer(bytes, "benchmark output");
       fillRandom(input, bytes, type);
-      this.copyGbs =
-          gigabytesPerSecond(
-              median(
-                  stream,
-                  repeats,
-                  () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream)));
+      this.copyGbs = driverCopyGbs(repeats);
+    }
+
+    /** Effective GB/s of the driver's device-to-device copy of the input into the output. */
+    double driverCopyGbs(int repeats) {
+      return gigabytesPerSecond(
+          median(
+              stream,
+              repeats,
+              () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream)));
     }
 
     /** Effective GB/s of {@link #launchCopy} copying the input into the output. */
