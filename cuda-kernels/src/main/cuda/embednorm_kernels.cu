@@ -1642,6 +1642,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
                                              const float* __restrict__ bias) {
   using C = float;
   constexpr int PACKS = BYTES / (PACK * sizeof(T));  // BYTES (64 or 128) a thread
+  static_assert(PACK * sizeof(T) == 16, "the row is held in 16-byte packs of 32-bit words");
   __shared__ Exchange<C> exchange;
   __shared__ Exchange<double> exchange_double;
   const C epsilon = static_cast<C>(eps);
@@ -1745,7 +1746,7 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
       const bool sum_ok =
           OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
       if (sum_ok && safe_squares(squares, eps, eps_floor)) {
-        // rms_norm takes Σ / D as Σ · (1 / D), both rounded (the safe range keeps them normal): a
+        // rms_norm takes Σ / D as Σ · (1 / D), both rounded (1 / D is normal for any width): a
         // division's out-of-line slow path made ptxas spill 12 bytes in its two-block kernel of 128
         // bytes a thread, the one cell of the H100 table at 96 % (f32 32768; 97 % without). The
         // same change took bf16 32768 layer_norm from 97 % to 93-94 %, so LayerNorm divides.
@@ -1849,8 +1850,10 @@ __host__ __device__ constexpr bool warp_raw_rows(int op, int bytes, int packs, b
 // both grids, docs/PERFORMANCE.md): 4 rows at one pack a lane (fp32 layer_norm 3; 2-byte softmax
 // 3), 2 at two packs, 2 for the norms and 1 for the softmaxes at four, 1 at eight (fp32; 2-byte
 // rows at six and eight, session 7, not timed with more); caps 4 at one pack, 3 for 2-byte
-// layer_norm at one or two packs (f16 at two: 2) and for fp32 norms at two, 3 for fp32 rms_norm and
-// l2_normalize at eight, else 2 (2-byte six and eight packs: 80-128 registers, no spill).
+// layer_norm at one or two packs (f16 at two: 2) and at three (re-widened between passes, 80
+// registers; H100, 2026-11-25: bf16 768 94-96 -> 98 %) and for fp32 norms at two, 3 for fp32
+// rms_norm and l2_normalize at eight, else 2 (2-byte six and eight packs: 80-128 registers, no
+// spill).
 // The others (session 4, "Rows per lane"): 4 rows for up to 4 values a lane (LayerNorm 2), 2 rows
 // for 8, 1 beyond, at 64 registers (128 beyond). Where that spilled, fewer rows or 80 registers
 // measured faster and are taken:

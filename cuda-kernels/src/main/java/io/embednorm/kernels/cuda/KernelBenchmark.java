@@ -84,6 +84,17 @@ public final class KernelBenchmark {
         default -> throw new IllegalArgumentException("unknown option " + args[i]);
       }
     }
+    if (rounds < 1 || repeats < 1) {
+      throw new IllegalArgumentException(
+          "Cannot benchmark: --rounds and --repeats must be at least 1, got "
+              + rounds
+              + " and "
+              + repeats);
+    }
+    if (alternatives && rounds > 1) {
+      throw new IllegalArgumentException(
+          "Cannot benchmark: --alternatives times each plan once; leave out --rounds");
+    }
     String unavailable = CudaEngine.unavailableReason();
     if (unavailable != null) {
       System.err.println("KernelBenchmark: no usable GPU: " + unavailable);
@@ -156,7 +167,7 @@ public final class KernelBenchmark {
       double[][] rates = new double[ops.size()][rounds];
       double[][] shares = new double[ops.size()][rounds];
       for (int round = 0; round < rounds; round++) {
-        copies[round] = round == 0 ? workload.copyGbs : workload.driverCopyGbs(repeats);
+        copies[round] = rounds == 1 ? workload.copyGbs : workload.driverCopyGbs(repeats);
         for (int i = 0; i < ops.size(); i++) {
           rates[i][round] =
               workload.gbs(plans.get(i), module, Normalization.of(ops.get(i)), repeats);

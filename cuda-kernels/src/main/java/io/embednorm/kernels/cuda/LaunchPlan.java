@@ -62,7 +62,8 @@ public record LaunchPlan(
    * device, for comparisons; by default each kernel gets the one measured faster on memory of the
    * device's speed.
    */
-  private static final String WARP_GRID = System.getProperty("embednorm.gpu.warpGrid", "planned");
+  private static final String WARP_GRID =
+      ComparisonSwitch.read("embednorm.gpu.warpGrid", "planned", "onePass", "resident", "mixed");
 
   /**
    * {@code -Dembednorm.gpu.clusterWide=false} keeps 64 bytes a thread on the cluster path
@@ -70,7 +71,7 @@ public record LaunchPlan(
    * {@link #wideClusterThreads}).
    */
   private static final String WIDE_CLUSTER_THREADS =
-      System.getProperty("embednorm.gpu.clusterWide", "planned");
+      ComparisonSwitch.read("embednorm.gpu.clusterWide", "planned", "false", "true");
 
   /**
    * {@code -Dembednorm.gpu.clusterGrid=perRow} launches a cluster per row on every cluster-path
@@ -78,11 +79,11 @@ public record LaunchPlan(
    * (see {@link #cluster}), for comparisons.
    */
   private static final String CLUSTER_GRID =
-      System.getProperty("embednorm.gpu.clusterGrid", "planned");
+      ComparisonSwitch.read("embednorm.gpu.clusterGrid", "planned", "perRow", "resident");
 
   /** {@code -Dembednorm.gpu.clusterPath=false} plans the block path instead, for comparisons. */
   private static final boolean CLUSTER_PATH_ENABLED =
-      Boolean.parseBoolean(System.getProperty("embednorm.gpu.clusterPath", "true"));
+      ComparisonSwitch.readBoolean("embednorm.gpu.clusterPath", true);
 
   /**
    * {@code -Dembednorm.gpu.warpRowTypes=twoByte} plans unaligned float32 rows on the block path, as
@@ -90,7 +91,7 @@ public record LaunchPlan(
    * rows of up to {@link #MAX_WARP_ROW_PACKS} packs take the warp-row path.
    */
   private static final boolean WARP_ROW_FLOAT32 =
-      !"twoByte".equals(System.getProperty("embednorm.gpu.warpRowTypes", "all"));
+      !"twoByte".equals(ComparisonSwitch.read("embednorm.gpu.warpRowTypes", "all", "twoByte"));
 
   /** The suffix of each element type's kernels. */
   static String typeName(ElementType type) {
@@ -134,7 +135,7 @@ public record LaunchPlan(
    * of 129-192 packs, for comparisons (see {@link #lanePacks}).
    */
   private static final boolean SIX_PACKS =
-      Boolean.parseBoolean(System.getProperty("embednorm.gpu.sixPacks", "true"));
+      ComparisonSwitch.readBoolean("embednorm.gpu.sixPacks", true);
 
   /**
    * {@code -Dembednorm.gpu.twoByteWarpPacks=4} plans 2-byte rows of more than 128 packs (widths
@@ -339,7 +340,7 @@ public record LaunchPlan(
 
   /** {@code -Dembednorm.gpu.tilePath=false} plans the warp-row path instead, for comparisons. */
   private static final boolean TILE_PATH_ENABLED =
-      Boolean.parseBoolean(System.getProperty("embednorm.gpu.tilePath", "true"));
+      ComparisonSwitch.readBoolean("embednorm.gpu.tilePath", true);
 
   /**
    * Bytes of rows a block of the tile path stages through shared memory at a time at most, when set
@@ -589,8 +590,7 @@ public record LaunchPlan(
     if (threads > CLUSTER_BLOCK) {
       int wideThreads = ceilDiv(maxWidth, 2 * clusterElementsPerThread(type));
       int wideCluster = ceilDiv(wideThreads, CLUSTER_BLOCK);
-      if (wideCluster <= MAX_PLANNED_CLUSTER
-          && wideClusterThreads(op, type, wideCluster, context)) {
+      if (wideCluster <= MAX_PLANNED_CLUSTER && wideClusterThreads(type, wideCluster, context)) {
         return cluster(
             op,
             type,
@@ -622,7 +622,7 @@ public record LaunchPlan(
    * #MIXED_WARP_GRID_BANDWIDTH} or more (not timed there), nor for 2-byte rows that would need two
    * blocks (not timed).
    */
-  static boolean wideClusterThreads(Op op, ElementType type, int blocks, CudaContext context) {
+  static boolean wideClusterThreads(ElementType type, int blocks, CudaContext context) {
     if (type == ElementType.FLOAT64 || WIDE_CLUSTER_THREADS.equals("false")) {
       return false;
     }
