@@ -48,11 +48,15 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 @Tag("gpu")
 class CudaEngineGpuTest {
-  /** Both sides of each boundary: group sizes, 16-byte packs, warp/block (1024), cache limits. */
+  /**
+   * Both sides of each boundary: group sizes, 16-byte packs, warp/block (1024), cache limits, 64 or
+   * 128 bytes a thread on the cluster path (float32 8192 | 8196, 2-byte 16384 | 16392), and rows
+   * that leave lanes of a 512-thread block past their end (12000, 20000).
+   */
   private static final int[] WIDTHS = {
     1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129, 255, 256, 257, 300, 511,
-    512, 513, 767, 768, 769, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 4097, 8192, 16384, 32768,
-    32769, 65537
+    512, 513, 767, 768, 769, 1023, 1024, 1025, 2047, 2048, 2049, 4096, 4097, 8192, 8196, 12000,
+    16384, 16392, 20000, 32768, 32769, 65537
   };
 
   private static final ElementType[] TYPES = ElementType.values();
@@ -186,7 +190,7 @@ class CudaEngineGpuTest {
   void edgeCasesFollowIeeeLikeTheReference() {
     double nan = Double.NaN;
     double infinity = Double.POSITIVE_INFINITY;
-    for (int width : new int[] {7, 600, 5000, 20000, 70000}) {
+    for (int width : new int[] {7, 600, 5000, 12000, 20000, 70000}) {
       List<double[]> cases = new ArrayList<>();
       cases.add(filled(width, 0.0));
       cases.add(filled(width, -infinity));
