@@ -205,7 +205,7 @@ class CudaEngineGpuTest {
             op.takesEpsilon()
                 ? List.of(Normalization.of(op), Normalization.of(op).withEpsilon(0))
                 : List.of(Normalization.of(op))) {
-          for (ElementType type : new ElementType[] {ElementType.FLOAT32, ElementType.FLOAT64}) {
+          for (ElementType type : TYPES) {
             Rows rows = Rows.fixed(type, cases.toArray(new double[0][]));
             engine.normalize(normalization, rows.batch());
             rows.assertMatchesReference(
