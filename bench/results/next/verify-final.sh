@@ -2,7 +2,8 @@
 # To run first in the next session with device time (H100): the jar of the 2026-11-25 evening's
 # last commit has never run as a whole (its kernels are byte for byte those of that evening's calls
 # 6 and 7-8). The full table with --rounds 5, then every test tagged gpu in cuda-kernels and
-# arrow-bridge (with the widths 8196, 12000, 16392 and 20000 added to CudaEngineGpuTest).
+# arrow-bridge (with the widths 8196, 12000, 16392 and 20000 added to CudaEngineGpuTest, and its
+# IEEE edge cases in every element type).
 #   bench/gpu-bundle.sh cuda-kernels arrow-bridge; send .gpu-jre, then .gpu with this script.
 set -u
 R=/tmp/verify; mkdir -p $R
