@@ -239,11 +239,15 @@ public final class CudaEngine implements NormalizationEngine {
         cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
       }
       LaunchPlan plan =
-          batch.isRagged()
-              ? LaunchPlan.plan(
-                  normalization.op(), type, maxWidth, rows, vectorizable, context, module)
-              : LaunchPlan.planContiguous(
-                  normalization.op(), type, maxWidth, rows, vectorizable, context, module);
+          LaunchPlan.planBatch(
+              normalization.op(),
+              type,
+              maxWidth,
+              rows,
+              vectorizable,
+              batch.isRagged(),
+              context,
+              module);
       CudaLauncher.launch(
           plan,
           module,

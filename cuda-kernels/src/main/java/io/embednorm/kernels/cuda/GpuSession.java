@@ -157,7 +157,7 @@ public final class GpuSession implements AutoCloseable {
         cuMemsetD8Async(target, (byte) 0xff, bytes, lane.stream);
       }
       Normalization normalization = steps.get(step);
-      LaunchPlan plan = plan(normalization, width, rows, vectorizable, offsets == null);
+      LaunchPlan plan = plan(normalization, width, rows, vectorizable, offsets != null);
       CudaLauncher.launch(
           plan,
           engine.module(),
@@ -236,34 +236,22 @@ public final class GpuSession implements AutoCloseable {
 
   /** Plans are cached: every full chunk of a column asks for the same one. */
   private LaunchPlan plan(
-      Normalization normalization, int width, int rows, boolean vectorizable, boolean contiguous) {
-    PlanKey key = new PlanKey(normalization.op(), width, rows, vectorizable, contiguous);
-    LaunchPlan plan = plans.get(key);
-    if (plan == null) {
-      plan =
-          contiguous
-              ? LaunchPlan.planContiguous(
-                  normalization.op(),
-                  type,
-                  width,
-                  rows,
-                  vectorizable,
-                  engine.context(),
-                  engine.module())
-              : LaunchPlan.plan(
-                  normalization.op(),
-                  type,
-                  width,
-                  rows,
-                  vectorizable,
-                  engine.context(),
-                  engine.module());
-      plans.put(key, plan);
-    }
-    return plan;
+      Normalization normalization, int width, int rows, boolean vectorizable, boolean ragged) {
+    return plans.computeIfAbsent(
+        new PlanKey(normalization.op(), width, rows, vectorizable, ragged),
+        key ->
+            LaunchPlan.planBatch(
+                key.op(),
+                type,
+                width,
+                rows,
+                vectorizable,
+                ragged,
+                engine.context(),
+                engine.module()));
   }
 
-  private record PlanKey(Op op, int width, int rows, boolean vectorizable, boolean contiguous) {}
+  private record PlanKey(Op op, int width, int rows, boolean vectorizable, boolean ragged) {}
 
   private CUdeviceptr parameter(double[] values) {
     DeviceBuffer buffer = DeviceBuffer.parameter(values, type);

@@ -206,7 +206,7 @@ public final class KernelBenchmark {
   }
 
   /** The median of {@code values} (the mean of the middle two for an even count). */
-  static double medianOf(double[] values) {
+  private static double medianOf(double[] values) {
     double[] sorted = values.clone();
     Arrays.sort(sorted);
     int middle = sorted.length / 2;

@@ -352,6 +352,24 @@ public record LaunchPlan(
   static final int MAX_TILE_WIDTH = 1024;
 
   /**
+   * Plans a launch over a batch: ragged rows as by {@link #plan}, contiguous ones as by {@link
+   * #planContiguous} (only they can take the tile path).
+   */
+  static LaunchPlan planBatch(
+      Op op,
+      ElementType type,
+      int maxWidth,
+      long rows,
+      boolean vectorizable,
+      boolean ragged,
+      CudaContext context,
+      KernelModule module) {
+    return ragged
+        ? plan(op, type, maxWidth, rows, vectorizable, context, module)
+        : planContiguous(op, type, maxWidth, rows, vectorizable, context, module);
+  }
+
+  /**
    * Plans a launch over {@code rows} contiguous rows of {@code width} elements (row {@code r} at
    * element {@code r * width}). Rows that do not allow 16-byte access row by row (widths that are
    * not a multiple of the pack) take the tile path, which stages runs of whole rows through shared
@@ -596,7 +614,7 @@ public record LaunchPlan(
             type,
             rows,
             Math.min(CLUSTER_BLOCK, nextPowerOfTwo(wideThreads)),
-            nextPowerOfTwo(wideCluster),
+            wideCluster,
             2 * CLUSTER_BYTES_PER_THREAD,
             context,
             module);
@@ -623,11 +641,8 @@ public record LaunchPlan(
    * blocks (not timed).
    */
   static boolean wideClusterThreads(ElementType type, int blocks, CudaContext context) {
-    if (type == ElementType.FLOAT64 || WIDE_CLUSTER_THREADS.equals("false")) {
-      return false;
-    }
-    if (WIDE_CLUSTER_THREADS.equals("true")) {
-      return true;
+    if (!WIDE_CLUSTER_THREADS.equals("planned")) {
+      return WIDE_CLUSTER_THREADS.equals("true");
     }
     return context.memoryBandwidth() < MIXED_WARP_GRID_BANDWIDTH
         && (type == ElementType.FLOAT32 || blocks == 1);
