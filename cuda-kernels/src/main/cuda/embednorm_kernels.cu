@@ -2033,7 +2033,8 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   }
 // 64 bytes a thread over 1 to 8 blocks; 128 bytes a thread (_b128) over 1 or 2: blocks of 512
 // threads then hold 64 KB of a row, so that rows of 64-128 KB need one block, or a cluster of two
-// of which an SM holds two blocks.
+// of which an SM holds two blocks. float32 rows of 64-128 KB take four blocks of 256 instead
+// (EMBEDNORM_CLUSTER_QUARTERS; the host's LaunchPlan.wideClusterBlock says why).
 #define EMBEDNORM_CLUSTER(OP_NAME, OP, NAME, T, PACK)                                           \
   EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 1, 64, )                                 \
   EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 2, 64, )                                 \
@@ -2041,8 +2042,11 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 8, 64, )                                 \
   EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 1, 128, _b128)                           \
   EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 2, 128, _b128)
+#define EMBEDNORM_CLUSTER_QUARTERS(OP_NAME, OP, NAME, T, PACK)                                  \
+  EMBEDNORM_CLUSTER_KERNEL(OP_NAME, OP, NAME, T, PACK, 4, 128, _b128)
 #else
 #define EMBEDNORM_CLUSTER(OP_NAME, OP, NAME, T, PACK)
+#define EMBEDNORM_CLUSTER_QUARTERS(OP_NAME, OP, NAME, T, PACK)
 #endif
 
 #define EMBEDNORM_OP(OP_NAME, OP)                                                               \
@@ -2050,6 +2054,7 @@ __device__ __forceinline__ void warp_kernel(const T* __restrict__ input, T* __re
   EMBEDNORM_VECTOR(OP_NAME, OP, f32, float, 4)                                                  \
   EMBEDNORM_WARP(OP_NAME, OP, f32, float, 4, 3)                                                 \
   EMBEDNORM_CLUSTER(OP_NAME, OP, f32, float, 4)                                                 \
+  EMBEDNORM_CLUSTER_QUARTERS(OP_NAME, OP, f32, float, 4)                                        \
   EMBEDNORM_TILE(OP_NAME, OP, f32, float)                                                       \
   EMBEDNORM_SCALAR(OP_NAME, OP, f16, __half)                                                    \
   EMBEDNORM_VECTOR16(OP_NAME, OP, f16, __half)                                                  \

@@ -81,6 +81,13 @@ public record LaunchPlan(
   private static final String CLUSTER_GRID =
       ComparisonSwitch.read("embednorm.gpu.clusterGrid", "planned", "perRow", "resident");
 
+  /**
+   * {@code -Dembednorm.gpu.wideClusterBlock=512} or {@code =256} holds every row of 128 bytes a
+   * thread in blocks of that many threads, for comparisons (see {@link #wideClusterBlock}).
+   */
+  private static final String WIDE_CLUSTER_BLOCK =
+      ComparisonSwitch.read("embednorm.gpu.wideClusterBlock", "planned", "512", "256");
+
   /** {@code -Dembednorm.gpu.clusterPath=false} plans the block path instead, for comparisons. */
   private static final boolean CLUSTER_PATH_ENABLED =
       ComparisonSwitch.readBoolean("embednorm.gpu.clusterPath", true);
@@ -609,12 +616,13 @@ public record LaunchPlan(
       int wideThreads = ceilDiv(maxWidth, 2 * clusterElementsPerThread(type));
       int wideCluster = ceilDiv(wideThreads, CLUSTER_BLOCK);
       if (wideCluster <= MAX_PLANNED_CLUSTER && wideClusterThreads(type, wideCluster, context)) {
+        int block = wideClusterBlock(type, wideCluster);
         return cluster(
             op,
             type,
             rows,
-            Math.min(CLUSTER_BLOCK, nextPowerOfTwo(wideThreads)),
-            wideCluster,
+            block,
+            wideCluster * CLUSTER_BLOCK / block,
             2 * CLUSTER_BYTES_PER_THREAD,
             context,
             module);
@@ -648,6 +656,21 @@ public record LaunchPlan(
         && (type == ElementType.FLOAT32 || blocks == 1);
   }
 
+  /**
+   * Threads per block for rows of 128 bytes a thread that take {@code blocks} blocks of 512: 256
+   * for float32 rows of two (widths 16385-32768, then over a cluster of four), else 512. H100,
+   * 2026-11-26 (docs/PERFORMANCE.md), two turns of five rounds, % of the copy: float32 32768 at
+   * 97.5-98.2 % in every op against 97.0-97.8 % on two blocks of 512. A cut-off session had seen
+   * float32 16384 lose 0.5-1.3 points on two blocks of 256 and bfloat16 32768 layer_norm 8 points
+   * (its files were lost), so those keep blocks of 512.
+   */
+  static int wideClusterBlock(ElementType type, int blocks) {
+    if (!WIDE_CLUSTER_BLOCK.equals("planned")) {
+      return Integer.parseInt(WIDE_CLUSTER_BLOCK);
+    }
+    return type == ElementType.FLOAT32 && blocks == 2 ? CLUSTER_BLOCK / 2 : CLUSTER_BLOCK;
+  }
+
   /** Elements of a row each thread of the cluster path holds. */
   static int clusterElementsPerThread(ElementType type) {
     return CLUSTER_BYTES_PER_THREAD / type.byteWidth();
@@ -673,7 +696,7 @@ public record LaunchPlan(
 
   /**
    * A cluster-path launch whose threads hold {@code bytesPerThread} bytes of a row: 64, or 128 (the
-   * {@code _b128} kernels, of 1 or 2 blocks).
+   * {@code _b128} kernels, of 1, 2 or 4 blocks).
    */
   static LaunchPlan cluster(
       Op op,
@@ -702,8 +725,9 @@ public record LaunchPlan(
   /**
    * Whether a cluster-path launch runs on a persistent grid: rows of two blocks, or of a
    * 1024-thread block, of 64 bytes a thread (a cluster per row measured 10-30 points slower there
-   * on an H200). Two-block rows of 128 bytes a thread get a cluster per row, which measured 1-3
-   * points faster on an H100 (float32 32768: 94-98 % against 93-95 %).
+   * on an H200). Rows of 128 bytes a thread over several blocks get a cluster per row, which
+   * measured 1-3 points faster on an H100 (float32 32768 over two blocks of 512: 94-98 % against
+   * 93-95 %).
    */
   private static boolean residentClusterGrid(int block, int cluster, int bytesPerThread) {
     if (CLUSTER_GRID.equals("perRow")) {

@@ -337,10 +337,14 @@ class CudaEngineGpuTest {
         String where = String.format("%s %d: %s", op, width, plan);
         boolean wide = !fastMemory && width > 8192;
         assertThat(plan.kernel().endsWith("_b128")).as(where).isEqualTo(wide);
-        int blocks = width == 8192 || (width == 16384 && wide) ? 1 : 2;
+        // 128 bytes a thread: 16384 in one block of 512, 32768 in four of 256.
+        int blocks = width == 8192 || (width == 16384 && wide) ? 1 : (wide ? 4 : 2);
         assertThat(plan.group()).as(where).isEqualTo(blocks);
-        // Two-block rows of 128 bytes a thread get a cluster per row, of 64 bytes a persistent
-        // grid.
+        if (wide) {
+          assertThat(plan.block()).as(where).isEqualTo(width == 32768 ? 256 : 512);
+        }
+        // Rows of 128 bytes a thread over several blocks get a cluster per row, of 64 bytes a
+        // persistent grid.
         long grid = blocks == 1 || wide ? 1000L * blocks : -1;
         if (grid > 0) {
           assertThat(plan.grid()).as(where).isEqualTo(grid);
