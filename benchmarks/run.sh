@@ -9,7 +9,7 @@ root="$(dirname "$here")"
 results="$here/target/results"
 
 # Package in one reactor build (nothing installed into ~/.m2, which other checkouts share).
-(cd "$root" && mvn -B -q -o package -DskipTests -Dembednorm.cpuOnly -pl benchmarks -am)
+(cd "$root" && mvn -B -q package -DskipTests -Dembednorm.cpuOnly -pl benchmarks -am)
 mkdir -p "$results"
 rm -f "$results"/*.csv
 

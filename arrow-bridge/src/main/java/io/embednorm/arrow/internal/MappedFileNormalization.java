@@ -16,15 +16,12 @@ import java.util.function.LongConsumer;
  * column's values replaced. Every byte but the values is copied in the kernel ({@link
  * FileChannel#transferTo}, as {@code cp} does); null rows get their element validity bits cleared
  * and their element node's null count set, as the record-batch path writes them; then each batch's
- * values are normalized from a mapping of the input and written in place ({@link ValueWriters}),
- * the output being forced to disk in the background as it grows ({@link BackgroundForce}). Finally
- * the output is forced and moved into place, as on the record-batch path; on any failure the
- * temporary file is deleted and an existing output stays untouched. No Arrow allocator is involved.
+ * values are read piece by piece, normalized and written in place ({@link ValueWriters}), the
+ * output being forced to disk in the background as it grows ({@link BackgroundForce}). Finally the
+ * output is forced and moved into place, as on the record-batch path; on any failure the temporary
+ * file is deleted and an existing output stays untouched. No Arrow allocator is involved.
  */
 public final class MappedFileNormalization {
-  /** Rows of a batch are mapped at most this many bytes at a time. */
-  static final long SEGMENT_BYTES = 1L << 30;
-
   /** The output is forced to disk in the background every this many bytes of values. */
   static final long FORCE_INTERVAL_BYTES = 256L << 20;
 
@@ -129,27 +126,12 @@ public final class MappedFileNormalization {
     writeFully(output, nullCount, rows.batch().elementNullCountPosition());
   }
 
-  /** Normalizes and writes one batch's values, a segment of rows at a time; returns the bytes. */
+  /** Normalizes and writes one batch's values; returns the bytes. */
   private static long writeValues(
       FileChannel input, BatchRows rows, MappedColumnPlan plan, ValueWriters writers)
       throws IOException {
-    int byteWidth = plan.layout().type().byteWidth();
-    long position = rows.batch().values().position();
-    int[] segments = rows.runs(0, rows.rows(), SEGMENT_BYTES, byteWidth);
-    for (int segment = 1; segment < segments.length; segment++) {
-      int from = segments[segment - 1];
-      int to = segments[segment];
-      long first = rows.start(from);
-      ByteBuffer mapped =
-          input
-              .map(
-                  FileChannel.MapMode.READ_ONLY,
-                  position + first * byteWidth,
-                  (rows.start(to) - first) * byteWidth)
-              .order(ByteOrder.LITTLE_ENDIAN);
-      writers.write(rows, from, to, mapped);
-    }
-    return rows.elements() * byteWidth;
+    writers.write(rows, input);
+    return rows.elements() * plan.layout().type().byteWidth();
   }
 
   private static void writeFully(FileChannel output, ByteBuffer bytes, long position)

@@ -20,11 +20,14 @@ import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * Normalizes pieces of a column (runs of whole rows of about {@link #PIECE_BYTES}) from a mapping
- * of the input into a small scratch buffer per thread, zeroes the elements of invalid rows there,
- * and writes the piece to the output at its place with a positional write. Small pieces keep the
- * scratch buffer in the cache, so the kernel copies it into the page cache from there, which
- * measured faster than writing through a mapping of the output or from large buffers.
+ * Normalizes pieces of a column (runs of whole rows of about {@link #PIECE_BYTES}): each piece is
+ * read from the input with a positional read into a small buffer per thread, normalized into a
+ * second one, its invalid rows zeroed there, and written to the output at its place with a
+ * positional write. Small pieces keep both buffers in the cache, so the kernel copies from and to
+ * them there, which measured faster than writing through a mapping of the output or from large
+ * buffers. Reads rather than a mapping of the input: on a 2-core virtual machine (2026-11-26,
+ * docs/PERFORMANCE.md) the mapping's page faults (35,000 for a 1.1 GB file) took 1.1-1.6 s of the
+ * command where reads take 0.7-0.8 s, as {@code cp} does.
  *
  * <p>Up to {@code threads} threads take pieces from a shared counter (the caller's thread is one of
  * them); each has its own single-threaded CPU engine and scratch buffer. Every row is computed
@@ -70,11 +73,11 @@ final class ValueWriters implements AutoCloseable {
   }
 
   /**
-   * Normalizes and writes rows {@code [from, to)} of {@code rows}, whose elements {@code input}
-   * holds from its index 0; returns when every piece is written.
+   * Normalizes and writes the values of {@code rows}, read from {@code input} at their place;
+   * returns when every piece is written.
    */
-  void write(BatchRows rows, int from, int to, ByteBuffer input) throws IOException {
-    List<Piece> pieces = pieces(rows, from, to, input);
+  void write(BatchRows rows, FileChannel input) throws IOException {
+    List<Piece> pieces = pieces(rows, input);
     AtomicInteger next = new AtomicInteger();
     int helpers = Math.min(workers.size(), pieces.size()) - 1;
     List<Future<?>> others = new ArrayList<>();
@@ -129,26 +132,26 @@ final class ValueWriters implements AutoCloseable {
     workers.forEach(worker -> worker.engine.close());
   }
 
-  private List<Piece> pieces(BatchRows rows, int from, int to, ByteBuffer input) {
-    int[] boundaries = rows.runs(from, to, PIECE_BYTES, type.byteWidth());
+  private List<Piece> pieces(BatchRows rows, FileChannel input) {
+    int[] boundaries = rows.runs(0, rows.rows(), PIECE_BYTES, type.byteWidth());
     List<Piece> pieces = new ArrayList<>(boundaries.length);
     for (int run = 1; run < boundaries.length; run++) {
-      pieces.add(new Piece(rows, boundaries[run - 1], boundaries[run], rows.start(from), input));
+      pieces.add(new Piece(rows, boundaries[run - 1], boundaries[run], input));
     }
     return pieces;
   }
 
-  /**
-   * Rows {@code [from, to)} of a batch; {@code input} holds its segment from element {@code base}.
-   */
-  private record Piece(BatchRows rows, int from, int to, long base, ByteBuffer input) {}
+  /** Rows {@code [from, to)} of a batch whose values {@code input} holds at their place. */
+  private record Piece(BatchRows rows, int from, int to, FileChannel input) {}
 
   /** One thread's engine and scratch buffer. */
   private final class Worker {
     private final CpuEngine engine = new CpuEngine(1);
+    private final ByteBuffer values;
     private final ByteBuffer scratch;
 
     Worker(int scratchBytes) {
+      this.values = ByteBuffer.allocateDirect(scratchBytes).order(ByteOrder.LITTLE_ENDIAN);
       this.scratch = ByteBuffer.allocateDirect(scratchBytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -174,7 +177,16 @@ final class ValueWriters implements AutoCloseable {
       long first = rows.start(piece.from());
       int byteWidth = type.byteWidth();
       int bytes = (int) ((rows.start(piece.to()) - first) * byteWidth);
-      ByteBuffer input = piece.input().slice((int) ((first - piece.base()) * byteWidth), bytes);
+      long position = rows.batch().values().position() + first * byteWidth;
+      ByteBuffer input = values.duplicate().clear().limit(bytes);
+      for (long at = position; input.hasRemaining(); ) {
+        int read = piece.input().read(input, at);
+        if (read < 0) {
+          throw new IOException("the input ended at byte " + at + " of " + (position + bytes));
+        }
+        at += read;
+      }
+      input.flip();
       int count = piece.to() - piece.from();
       RowBatch batch =
           rows.offsets() == null
@@ -184,7 +196,6 @@ final class ValueWriters implements AutoCloseable {
           normalization, batch.withFirstRowIndex(rows.batch().firstRow() + piece.from()));
       zeroInvalidRows(piece, first);
       ByteBuffer written = scratch.duplicate().clear().limit(bytes);
-      long position = rows.batch().values().position() + first * byteWidth;
       // One write at a time: the file system serializes writes to a file anyway, and a thread
       // that waits here sleeps, where one waiting in the kernel may spin.
       synchronized (writeLock) {
