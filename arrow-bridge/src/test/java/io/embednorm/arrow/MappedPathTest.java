@@ -3,6 +3,7 @@ package io.embednorm.arrow;
 import static io.embednorm.arrow.TestColumns.Layout.FIXED_SIZE_LIST;
 import static io.embednorm.arrow.TestColumns.Layout.LIST;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.embednorm.arrow.TestColumns.Layout;
 import io.embednorm.arrow.TestFiles.Shape;
@@ -14,8 +15,10 @@ import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
 import java.io.IOException;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -152,6 +155,34 @@ class MappedPathTest {
     assertThat(outputs.get(1)).as("seed %d, 2 threads", SEED).isEqualTo(outputs.get(0));
     assertThat(outputs.get(2)).as("seed %d, 3 threads", SEED).isEqualTo(outputs.get(0));
     assertBothPathsAgree(input, softmax, "seed " + SEED);
+  }
+
+  @Test
+  void inputCutShortAfterPlanningFailsAndLeavesNoOutput() throws IOException {
+    Path input = directory.resolve("in.arrow");
+    TestFiles.write(
+        allocator,
+        input,
+        new Shape(FIXED_SIZE_LIST, ElementType.FLOAT32, 257, 2, 2000, 0),
+        new Random(SEED),
+        ArrowFormat.FILE);
+    Path output = directory.resolve("out.arrow");
+    Normalization rms = Normalization.of(Op.RMS_NORM);
+    try (MappedColumnPlan plan = MappedColumnPlan.open(input, "embedding", rms)) {
+      long size = Files.size(input);
+      // The file is read again after planning (its other bytes, then its values piece by piece):
+      // a file cut short meanwhile must fail the run, not leave zeros or stale bytes behind.
+      try (FileChannel channel = FileChannel.open(input, StandardOpenOption.WRITE)) {
+        channel.truncate(size / 2);
+      }
+      assertThatThrownBy(() -> MappedFileNormalization.run(plan, output, rms, 2, rows -> {}))
+          .isInstanceOf(IOException.class)
+          .hasMessageStartingWith("the input ended at byte " + size / 2 + " of ");
+    }
+    assertThat(output).doesNotExist();
+    try (var files = Files.list(directory)) {
+      assertThat(files).containsExactly(input);
+    }
   }
 
   @Test
