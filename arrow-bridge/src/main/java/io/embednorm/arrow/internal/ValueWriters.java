@@ -21,13 +21,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Normalizes pieces of a column (runs of whole rows of about {@link #PIECE_BYTES}): each piece is
- * read from the input with a positional read into a small buffer per thread, normalized into a
- * second one, its invalid rows zeroed there, and written to the output at its place with a
- * positional write. Small pieces keep both buffers in the cache, so the kernel copies from and to
- * them there, which measured faster than writing through a mapping of the output or from large
- * buffers. Reads rather than a mapping of the input: on a 2-core virtual machine (2026-11-26,
- * docs/PERFORMANCE.md) the mapping's page faults (35,000 for a 1.1 GB file) took 1.1-1.6 s of the
- * command where reads take 0.7-0.8 s, as {@code cp} does.
+ * read from the input with a positional read into a small buffer per thread, normalized in place,
+ * its invalid rows zeroed there, and written to the output at its place with a positional write.
+ * Small pieces keep the buffer in the cache, so the kernel copies from and to it there, which
+ * measured faster than writing through a mapping of the output or from large buffers. Reads rather
+ * than a mapping of the input: on a 2-core virtual machine (2026-11-26, docs/PERFORMANCE.md) the
+ * mapping's page faults (35,000 for a 1.1 GB file) took 1.1-1.6 s of the command where reads take
+ * 0.7-0.8 s, as {@code cp} does.
  *
  * <p>Up to {@code threads} threads take pieces from a shared counter (the caller's thread is one of
  * them); each has its own single-threaded CPU engine and scratch buffer. Every row is computed
@@ -147,11 +147,9 @@ final class ValueWriters implements AutoCloseable {
   /** One thread's engine and scratch buffer. */
   private final class Worker {
     private final CpuEngine engine = new CpuEngine(1);
-    private final ByteBuffer values;
     private final ByteBuffer scratch;
 
     Worker(int scratchBytes) {
-      this.values = ByteBuffer.allocateDirect(scratchBytes).order(ByteOrder.LITTLE_ENDIAN);
       this.scratch = ByteBuffer.allocateDirect(scratchBytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
@@ -178,20 +176,20 @@ final class ValueWriters implements AutoCloseable {
       int byteWidth = type.byteWidth();
       int bytes = (int) ((rows.start(piece.to()) - first) * byteWidth);
       long position = rows.batch().values().position() + first * byteWidth;
-      ByteBuffer input = values.duplicate().clear().limit(bytes);
-      for (long at = position; input.hasRemaining(); ) {
-        int read = piece.input().read(input, at);
+      ByteBuffer values = scratch.duplicate().clear().limit(bytes);
+      for (long at = position; values.hasRemaining(); ) {
+        int read = piece.input().read(values, at);
         if (read < 0) {
           throw new IOException("the input ended at byte " + at + " of " + (position + bytes));
         }
         at += read;
       }
-      input.flip();
+      values.flip();
       int count = piece.to() - piece.from();
       RowBatch batch =
           rows.offsets() == null
-              ? RowBatch.fixedWidth(type, count, rows.width(), input, scratch)
-              : RowBatch.ragged(type, IntBuffer.wrap(offsets(rows, piece)), input, scratch);
+              ? RowBatch.fixedWidth(type, count, rows.width(), values, values)
+              : RowBatch.ragged(type, IntBuffer.wrap(offsets(rows, piece)), values, values);
       engine.normalize(
           normalization, batch.withFirstRowIndex(rows.batch().firstRow() + piece.from()));
       zeroInvalidRows(piece, first);

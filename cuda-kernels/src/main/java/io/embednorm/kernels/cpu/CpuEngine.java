@@ -299,7 +299,7 @@ public final class CpuEngine implements NormalizationEngine {
     FloatBuffer input = batch.input().clear().asFloatBuffer();
     FloatBuffer output = batch.output().clear().asFloatBuffer();
     RowScratch scratch = RowScratch.current();
-    int touchAhead = touchesAhead(batch) ? 1 : 0;
+    boolean touchAhead = touchesAhead(batch);
     forEachChunk(
         batch,
         first,
@@ -307,7 +307,9 @@ public final class CpuEngine implements NormalizationEngine {
         (chunkFirst, chunkEnd, start, elements) -> {
           float[] values = scratch.floats(elements);
           input.get(start, values, 0, elements);
-          touchAhead(input, start + elements, elements * touchAhead);
+          if (touchAhead) {
+            touchAhead(input, start + elements, elements);
+          }
           normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
           output.put(start, values, 0, elements);
         });
