@@ -45,15 +45,25 @@ public final class CpuEngine implements NormalizationEngine {
   static final long ELEMENTS_PER_THREAD = 1 << 16;
 
   /**
-   * Elements moved between the buffers and the scratch arrays at a time (4 KiB of float32, which
+   * Elements moved between the buffers and the scratch arrays at a time (3 KiB of float32, which
    * stays in the L1 cache through every pass): one bulk copy per chunk rather than per row, and
    * narrow rows reach the kernels many at once. Small: on a 2-core AMD EPYC (Zen 4) machine whose
    * JVM copies 25-29 GB/s a thread, JMH on one thread (2026-11-24) gave layer_norm at width 32
-   * 17.2-17.8 ops/s with 1 Ki elements against 14.4-14.9 with 4 Ki, and rms_norm at 768 23.9-33.3
-   * against 21.4-22.2 (docs/PERFORMANCE.md). Presumably the hardware prefetcher's run-ahead past
-   * one chunk's copy covers more of a small next chunk, so that more of its reads overlap compute.
+   * 17.2-17.8 ops/s with 1 Ki elements against 14.4-14.9 with 4 Ki. And under 4 KiB: see {@link
+   * #COPY_BYTES}, which also caps the copies of rows wider than a chunk.
    */
-  static final int CHUNK_ELEMENTS = 1 << 10;
+  static final int CHUNK_ELEMENTS = 768;
+
+  /**
+   * The most bytes one bulk copy between a buffer and a scratch array moves. On a 2-core AMD EPYC
+   * (Zen 5) machine, one thread, 2026-11-26, chunks and copies of 4 KiB and more ran the engine at
+   * a fraction of the speed of 3 KiB ones (benchmarks/ratios.sh, % of a copy of the same bytes:
+   * rms_norm 128 62 % against 33 %, 4096 58 % against 45 %; layer_norm 4096 with the copies of a
+   * row in pieces of 3 KiB 50.5 %, of 4,000 bytes 47 %, of 4,064 bytes 39 %, whole 38 %;
+   * docs/PERFORMANCE.md). Why is open; shifting the output buffer by 2 KiB against the input had
+   * the same effect, which points at the 4 KiB aliasing of loads with earlier stores.
+   */
+  static final int COPY_BYTES = 3 << 10;
 
   /** The widest contiguous rows whose chunks touch the next chunk first ({@link #touchesAhead}). */
   static final int NARROW_ROW = 128;
@@ -306,12 +316,12 @@ public final class CpuEngine implements NormalizationEngine {
         end,
         (chunkFirst, chunkEnd, start, elements) -> {
           float[] values = scratch.floats(elements);
-          input.get(start, values, 0, elements);
+          load(input, start, values, elements);
           if (touchAhead) {
             touchAhead(input, start + elements, elements);
           }
           normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
-          output.put(start, values, 0, elements);
+          store(values, output, start, elements);
         });
   }
 
@@ -359,7 +369,7 @@ public final class CpuEngine implements NormalizationEngine {
         end,
         (chunkFirst, chunkEnd, start, elements) -> {
           double[] values = scratch.doubles(elements);
-          input.get(start, values, 0, elements);
+          load(input, start, values, elements);
           for (int row = chunkFirst; row < chunkEnd; row++) {
             int offset = (int) (batch.rowStart(row) - start);
             int width = batch.rowWidth(row);
@@ -367,7 +377,7 @@ public final class CpuEngine implements NormalizationEngine {
                 warmUp == null ? passes : warmUp.doublePasses(normalization, values, offset, width);
             CpuKernels.normalizeRow(chosen, normalization, values, offset, values, offset, width);
           }
-          output.put(start, values, 0, elements);
+          store(values, output, start, elements);
         });
   }
 
@@ -385,7 +395,7 @@ public final class CpuEngine implements NormalizationEngine {
         (chunkFirst, chunkEnd, start, elements) -> {
           short[] bits = scratch.shorts(elements);
           float[] values = scratch.floats(elements);
-          input.get(start, bits, 0, elements);
+          load(input, start, bits, elements);
           if (half) {
             Float16.toFloats(bits, 0, values, 0, elements);
           } else {
@@ -397,7 +407,51 @@ public final class CpuEngine implements NormalizationEngine {
           } else {
             BFloat16.fromFloats(values, 0, bits, 0, elements);
           }
-          output.put(start, bits, 0, elements);
+          store(bits, output, start, elements);
         });
+  }
+
+  // ---- bulk copies of at most COPY_BYTES each ----
+
+  private static final int COPY_FLOATS = COPY_BYTES / Float.BYTES;
+  private static final int COPY_DOUBLES = COPY_BYTES / Double.BYTES;
+  private static final int COPY_SHORTS = COPY_BYTES / Short.BYTES;
+
+  /** Elements [start, start + elements) of the buffer into {@code values} from index 0. */
+  private static void load(FloatBuffer from, int start, float[] values, int elements) {
+    for (int done = 0; done < elements; done += COPY_FLOATS) {
+      from.get(start + done, values, done, Math.min(COPY_FLOATS, elements - done));
+    }
+  }
+
+  /** {@code values} from index 0 into elements [start, start + elements) of the buffer. */
+  private static void store(float[] values, FloatBuffer to, int start, int elements) {
+    for (int done = 0; done < elements; done += COPY_FLOATS) {
+      to.put(start + done, values, done, Math.min(COPY_FLOATS, elements - done));
+    }
+  }
+
+  private static void load(DoubleBuffer from, int start, double[] values, int elements) {
+    for (int done = 0; done < elements; done += COPY_DOUBLES) {
+      from.get(start + done, values, done, Math.min(COPY_DOUBLES, elements - done));
+    }
+  }
+
+  private static void store(double[] values, DoubleBuffer to, int start, int elements) {
+    for (int done = 0; done < elements; done += COPY_DOUBLES) {
+      to.put(start + done, values, done, Math.min(COPY_DOUBLES, elements - done));
+    }
+  }
+
+  private static void load(ShortBuffer from, int start, short[] values, int elements) {
+    for (int done = 0; done < elements; done += COPY_SHORTS) {
+      from.get(start + done, values, done, Math.min(COPY_SHORTS, elements - done));
+    }
+  }
+
+  private static void store(short[] values, ShortBuffer to, int start, int elements) {
+    for (int done = 0; done < elements; done += COPY_SHORTS) {
+      to.put(start + done, values, done, Math.min(COPY_SHORTS, elements - done));
+    }
   }
 }
