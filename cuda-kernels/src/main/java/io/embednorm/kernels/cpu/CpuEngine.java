@@ -61,12 +61,13 @@ public final class CpuEngine implements NormalizationEngine {
    * rms_norm 128 62 % against 33 %, 4096 58 % against 45 %; layer_norm 4096 with the copies of a
    * row in pieces of 3 KiB 50.5 %, of 4,000 bytes 47 %, of 4,064 bytes 39 %, whole 38 %;
    * docs/PERFORMANCE.md). Why is open; shifting the output buffer by 2 KiB against the input had
-   * the same effect, which points at the 4 KiB aliasing of loads with earlier stores.
+   * the same effect, which points at the 4 KiB aliasing of loads with earlier stores. With these
+   * copies, loading one float of each cache line of the next chunk before normalizing (which had
+   * sped up rows of 128 and fewer with 4 KiB chunks) cost rows of 32 and 128 4-27 points in two
+   * A/Bs (rms_norm 32 42-44 % against 57-59 %, l2_normalize 128 34-58 % against 61-62 %), so it was
+   * removed.
    */
   static final int COPY_BYTES = 3 << 10;
-
-  /** The widest contiguous rows whose chunks touch the next chunk first ({@link #touchesAhead}). */
-  static final int NARROW_ROW = 128;
 
   private final int threads;
   private final RowPasses passes;
@@ -309,7 +310,6 @@ public final class CpuEngine implements NormalizationEngine {
     FloatBuffer input = batch.input().clear().asFloatBuffer();
     FloatBuffer output = batch.output().clear().asFloatBuffer();
     RowScratch scratch = RowScratch.current();
-    boolean touchAhead = touchesAhead(batch);
     forEachChunk(
         batch,
         first,
@@ -317,46 +317,9 @@ public final class CpuEngine implements NormalizationEngine {
         (chunkFirst, chunkEnd, start, elements) -> {
           float[] values = scratch.floats(elements);
           load(input, start, values, elements);
-          if (touchAhead) {
-            touchAhead(input, start + elements, elements);
-          }
           normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
           store(values, output, start, elements);
         });
-  }
-
-  /** Where {@link #touchAhead} stores a sum it never meets, so that the JIT keeps its loads. */
-  private static float touched;
-
-  /**
-   * Whether float32 chunks touch the next chunk before normalizing: contiguous rows of at most
-   * {@link #NARROW_ROW} elements, a chunk of many rows whose arithmetic, on one thread, takes as
-   * long as the chunk's memory. Wider rows (a chunk of one or a few) measured slower with it:
-   * l2_normalize at 768 53-58 % of the copy against 70-75 %, rms_norm at 4096 43-44 % against 47-49
-   * % (docs/PERFORMANCE.md, 2026-11-26).
-   */
-  private static boolean touchesAhead(RowBatch batch) {
-    return !batch.isRagged() && batch.rows() > 0 && batch.rowWidth(0) <= NARROW_ROW;
-  }
-
-  /**
-   * Loads one float of each 64-byte line of {@code elements} elements from {@code from}: the next
-   * chunk's cache misses are then in flight while this chunk is normalized, which one thread's
-   * hardware prefetcher alone did not achieve. One thread on a 2-core AMD EPYC (Zen 5) machine,
-   * 2026-11-26, % of a copy of the same bytes ({@code benchmarks/ratios.sh}, two A/Bs): layer_norm
-   * 32 34-35 % against 22-29 %, 128 36-41 % against 23-31 %; rms_norm 128 48-50 % against 29-42 %;
-   * l2_normalize 128 48-53 % against 27-38 %; the softmaxes 0-4 points. Reads only: no output bit
-   * changes.
-   */
-  private static void touchAhead(FloatBuffer input, int from, int elements) {
-    int end = Math.min(input.limit(), from + elements);
-    float sum = 0;
-    for (int index = from; index < end; index += 16) {
-      sum += input.get(index);
-    }
-    if (sum == Float.MIN_VALUE) {
-      touched = sum; // a shared field written per chunk would bounce between the threads' caches
-    }
   }
 
   private void normalizeFloat64(Normalization normalization, RowBatch batch, int first, int end) {
