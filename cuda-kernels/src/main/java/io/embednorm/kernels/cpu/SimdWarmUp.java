@@ -34,7 +34,7 @@ final class SimdWarmUp {
 
   /**
    * Calls of the kernel per timed round: about 0.1–1 ms of compiled code on a sample of one chunk
-   * (4 KiB of float32, or one wider row).
+   * (3 KiB of float32, or one wider row).
    */
   static final int CALLS_PER_ROUND = 256;
 
