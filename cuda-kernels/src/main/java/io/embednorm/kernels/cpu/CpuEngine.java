@@ -56,16 +56,11 @@ public final class CpuEngine implements NormalizationEngine {
 
   /**
    * The most bytes one bulk copy between a buffer and a scratch array moves. On a 2-core AMD EPYC
-   * (Zen 5) machine, one thread, 2026-11-26, chunks and copies of 4 KiB and more ran the engine at
-   * a fraction of the speed of 3 KiB ones (benchmarks/ratios.sh, % of a copy of the same bytes:
-   * rms_norm 128 62 % against 33 %, 4096 58 % against 45 %; layer_norm 4096 with the copies of a
-   * row in pieces of 3 KiB 50.5 %, of 4,000 bytes 47 %, of 4,064 bytes 39 %, whole 38 %;
-   * docs/PERFORMANCE.md). Why is open; shifting the output buffer by 2 KiB against the input had
-   * the same effect, which points at the 4 KiB aliasing of loads with earlier stores. With these
-   * copies, loading one float of each cache line of the next chunk before normalizing (which had
-   * sped up rows of 128 and fewer with 4 KiB chunks) cost rows of 32 and 128 4-27 points in two
-   * A/Bs (rms_norm 32 42-44 % against 57-59 %, l2_normalize 128 34-58 % against 61-62 %), so it was
-   * removed.
+   * (Zen 5) machine, one thread, 2026-11-26, copies of 4 KiB and more ran the engine at a fraction
+   * of the speed of 3 KiB ones (% of a copy of the same bytes: rms_norm 128 62 % against 33 %, 4096
+   * 58 % against 45 %), perhaps by 4 KiB aliasing of loads with earlier stores (not proven); the
+   * A/Bs, and why the touch-ahead of the next chunk went with this change, are in
+   * docs/PERFORMANCE.md.
    */
   static final int COPY_BYTES = 3 << 10;
 
