@@ -1,6 +1,7 @@
 package io.embednorm.jobs.cli;
 
 import java.io.PrintWriter;
+import java.util.concurrent.Callable;
 import picocli.CommandLine;
 
 /**
@@ -17,16 +18,32 @@ public final class ErrorReporter {
   public static CommandLine commandLine(Object command) {
     CommandLine commandLine = new CommandLine(command);
     commandLine.setExecutionExceptionHandler(
-        (failure, failedCommand, parseResult) -> {
-          PrintWriter err = failedCommand.getErr();
-          err.println(failedCommand.getCommandSpec().qualifiedName() + ": " + oneLine(failure));
-          if (System.getenv("EMBEDNORM_DEBUG") != null) {
-            failure.printStackTrace(err);
-          }
-          err.flush();
-          return FAILED;
-        });
+        (failure, failedCommand, parseResult) ->
+            report(
+                failedCommand.getCommandSpec().qualifiedName(), failure, failedCommand.getErr()));
     return commandLine;
+  }
+
+  /**
+   * Calls {@code command} as picocli's {@code execute} would, for a command line parsed without
+   * picocli: its result, or the failure reported as above under {@code qualifiedName}.
+   */
+  static int call(String qualifiedName, Callable<Integer> command) {
+    try {
+      return command.call();
+    } catch (Exception failure) {
+      return report(qualifiedName, failure, new PrintWriter(System.err, true));
+    }
+  }
+
+  /** Prints the failure's one line (and stack trace where asked) to {@code err}; FAILED. */
+  private static int report(String qualifiedName, Throwable failure, PrintWriter err) {
+    err.println(qualifiedName + ": " + oneLine(failure));
+    if (System.getenv("EMBEDNORM_DEBUG") != null) {
+      failure.printStackTrace(err);
+    }
+    err.flush();
+    return FAILED;
   }
 
   /** The first line of the innermost message that says something, e.g. Spark's cause. */

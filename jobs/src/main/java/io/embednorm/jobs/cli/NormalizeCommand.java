@@ -9,6 +9,7 @@ import io.embednorm.kernels.cuda.CudaEngine;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Locale;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -24,6 +25,9 @@ import picocli.CommandLine.Option;
         "Normalizes one column of an Arrow IPC file into a new Arrow IPC file; other columns pass"
             + " through.")
 final class NormalizeCommand implements Callable<Integer> {
+  /** {@code --column} when not given. */
+  static final String DEFAULT_COLUMN = "embedding";
+
   @Option(names = "--input", required = true, description = "Arrow IPC file to read.")
   Path input;
 
@@ -34,7 +38,7 @@ final class NormalizeCommand implements Callable<Integer> {
 
   @Option(
       names = "--column",
-      defaultValue = "embedding",
+      defaultValue = DEFAULT_COLUMN,
       description = "Column to normalize (default: ${DEFAULT-VALUE}).")
   String column;
 
@@ -46,6 +50,19 @@ final class NormalizeCommand implements Callable<Integer> {
    */
   public static void main(String[] args) {
     preload();
+    System.exit(run(args));
+  }
+
+  /**
+   * Runs the command on {@code args} (the arguments after {@code normalize}) and returns its exit
+   * code: arguments in their plain form are read by {@link PlainArguments}, any others by picocli,
+   * and failures are reported by {@link ErrorReporter} either way.
+   */
+  static int run(String[] args) {
+    Optional<NormalizeCommand> plain = PlainArguments.parse(args);
+    if (plain.isPresent()) {
+      return ErrorReporter.call(QUALIFIED_NAME, plain.get());
+    }
     CommandSpec top =
         CommandSpec.create()
             .name("embednorm")
@@ -53,8 +70,11 @@ final class NormalizeCommand implements Callable<Integer> {
     String[] command = new String[args.length + 1];
     command[0] = "normalize";
     System.arraycopy(args, 0, command, 1, args.length);
-    System.exit(ErrorReporter.commandLine(top).execute(command));
+    return ErrorReporter.commandLine(top).execute(command);
   }
+
+  /** The name failures are reported under, as picocli names the subcommand. */
+  static final String QUALIFIED_NAME = "embednorm normalize";
 
   /**
    * The CPU kernels' classes (the Vector API's species and operators), whose static initialization
