@@ -183,58 +183,6 @@ final class FloatSums {
     return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
   }
 
-  /** Σ exp(x − maximum), each exponential by {@link FloatExponential}, summed in float32 lanes. */
-  static float sumOfExponentials(float[] values, int offset, int count, float maximum) {
-    if (count > BLOCK) {
-      int half = firstHalf(count);
-      return sumOfExponentials(values, offset, half, maximum)
-          + sumOfExponentials(values, offset + half, count - half, maximum);
-    }
-    float lane0 = 0f;
-    float lane1 = 0f;
-    float lane2 = 0f;
-    float lane3 = 0f;
-    float lane4 = 0f;
-    float lane5 = 0f;
-    float lane6 = 0f;
-    float lane7 = 0f;
-    int full = count & ~7;
-    int index = offset;
-    for (int end = offset + full; index < end; index += 8) {
-      lane0 += FloatExponential.exp(values[index] - maximum);
-      lane1 += FloatExponential.exp(values[index + 1] - maximum);
-      lane2 += FloatExponential.exp(values[index + 2] - maximum);
-      lane3 += FloatExponential.exp(values[index + 3] - maximum);
-      lane4 += FloatExponential.exp(values[index + 4] - maximum);
-      lane5 += FloatExponential.exp(values[index + 5] - maximum);
-      lane6 += FloatExponential.exp(values[index + 6] - maximum);
-      lane7 += FloatExponential.exp(values[index + 7] - maximum);
-    }
-    int rest = count - full;
-    if (rest > 0) {
-      lane0 += FloatExponential.exp(values[index] - maximum);
-    }
-    if (rest > 1) {
-      lane1 += FloatExponential.exp(values[index + 1] - maximum);
-    }
-    if (rest > 2) {
-      lane2 += FloatExponential.exp(values[index + 2] - maximum);
-    }
-    if (rest > 3) {
-      lane3 += FloatExponential.exp(values[index + 3] - maximum);
-    }
-    if (rest > 4) {
-      lane4 += FloatExponential.exp(values[index + 4] - maximum);
-    }
-    if (rest > 5) {
-      lane5 += FloatExponential.exp(values[index + 5] - maximum);
-    }
-    if (rest > 6) {
-      lane6 += FloatExponential.exp(values[index + 6] - maximum);
-    }
-    return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
-  }
-
   /** Where a row longer than one block is split: about half, a multiple of 8. */
   static int firstHalf(int count) {
     return (count >>> 1) & ~7;

@@ -69,8 +69,8 @@ interface RowPasses {
   }
 
   /**
-   * {@code sums[row]} = Σ exp(x − maxima[row]) with {@link FloatExponential} ({@link
-   * FloatSums#sumOfExponentials}); sums may be the maxima array.
+   * {@code sums[row]} = Σ exp(x − maxima[row]) with {@link FloatExponential}, summed as {@link
+   * FloatSums#sumOfDifferences} with shift 0 sums the exponentials; sums may be the maxima array.
    */
   void sumsOfExponentials(
       float[] values, int offset, int width, int count, float[] maxima, float[] sums);

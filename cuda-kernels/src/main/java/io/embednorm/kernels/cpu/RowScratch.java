@@ -23,6 +23,8 @@ final class RowScratch {
   private final double[][] rowDoubles = new double[2][FloatRowKernels.GROUP_ROWS];
   private float[] lanes = new float[64 * 8];
   private float[] exponentials = new float[0];
+  private final float[] exponentArguments = new float[FloatExponential.PIECE];
+  private final float[] exponentMantissas = new float[FloatExponential.PIECE];
   private final SumTree sumTree = new SumTree();
 
   private RowScratch() {}
@@ -85,8 +87,8 @@ final class RowScratch {
   }
 
   /**
-   * At least {@code length} floats for the exponentials of a group of rows, which log_softmax's
-   * SIMD passes store before summing them (its output may be its input, so not there).
+   * At least {@code length} floats for the exponentials of a group of rows (or one row), which
+   * log_softmax's passes store before summing them (its output may be its input, so not there).
    */
   float[] exponentials(int length) {
     if (exponentials.length >= length) {
@@ -97,6 +99,16 @@ final class RowScratch {
       exponentials = array;
     }
     return array;
+  }
+
+  /** {@link FloatExponential#PIECE} floats: scratch of {@link FloatExponential#exponentials}. */
+  float[] exponentArguments() {
+    return exponentArguments;
+  }
+
+  /** {@link FloatExponential#PIECE} floats: scratch of {@link FloatExponential#exponentials}. */
+  float[] exponentMantissas() {
+    return exponentMantissas;
   }
 
   /**

@@ -56,8 +56,21 @@ final class ScalarRowPasses implements RowPasses {
   @Override
   public void sumsOfExponentials(
       float[] values, int offset, int width, int count, float[] maxima, float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    float[] exponentials = scratch.exponentials(width * count);
+    FloatExponential.exponentials(
+        values,
+        offset,
+        exponentials,
+        0,
+        width,
+        count,
+        maxima,
+        scratch.exponentArguments(),
+        scratch.exponentMantissas());
     for (int row = 0; row < count; row++) {
-      sums[row] = FloatSums.sumOfExponentials(values, offset + row * width, width, maxima[row]);
+      // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the exponentials.
+      sums[row] = FloatSums.sumOfDifferences(exponentials, row * width, width, 0f);
     }
   }
 
@@ -71,15 +84,20 @@ final class ScalarRowPasses implements RowPasses {
       int count,
       float[] maxima,
       float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    FloatExponential.exponentials(
+        input,
+        inputOffset,
+        output,
+        outputOffset,
+        width,
+        count,
+        maxima,
+        scratch.exponentArguments(),
+        scratch.exponentMantissas());
     for (int row = 0; row < count; row++) {
-      int in = inputOffset + row * width;
-      int out = outputOffset + row * width;
-      float maximum = maxima[row];
-      for (int i = 0; i < width; i++) {
-        output[out + i] = FloatExponential.exp(input[in + i] - maximum);
-      }
       // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the stored values.
-      sums[row] = FloatSums.sumOfDifferences(output, out, width, 0f);
+      sums[row] = FloatSums.sumOfDifferences(output, outputOffset + row * width, width, 0f);
     }
   }
 

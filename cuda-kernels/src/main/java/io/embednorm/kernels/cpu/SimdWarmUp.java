@@ -26,7 +26,13 @@ final class SimdWarmUp {
   /** The system property that, set to {@code false}, runs SIMD passes from the first chunk. */
   static final String PROPERTY = "embednorm.cpu.warmup";
 
-  /** Bytes of an op's rows that run scalar before its SIMD passes are timed (see threshold). */
+  /**
+   * Bytes of an op's rows that run scalar before its SIMD passes are timed, the same for every op:
+   * with the scalar exponentials vectorized in part ({@link FloatExponential#exponentials}), the
+   * softmaxes' scalar passes run at about a third of the SIMD ones' speed (width 768), no longer a
+   * sixth, and at that ratio the SIMD passes' compilation (about half a second of a core) pays for
+   * itself only after a gigabyte or two (docs/PERFORMANCE.md).
+   */
   static final long SCALAR_BYTES = 2L << 30;
 
   /** The longest the warm-up thread times an op before it settles on the scalar passes. */
@@ -123,18 +129,8 @@ final class SimdWarmUp {
 
   /** Counts {@code bytes} more run scalar; true for the one caller that is to start the timing. */
   private boolean due(int key, long bytes) {
-    return scalarBytesDone.addAndGet(key, bytes) >= threshold(key)
+    return scalarBytesDone.addAndGet(key, bytes) >= scalarBytes
         && states.compareAndSet(key, NOT_STARTED, TIMING);
-  }
-
-  /**
-   * The scalar bytes after which an op's SIMD passes are timed: a quarter of {@code scalarBytes}
-   * for softmax and log-softmax, whose scalar exponentials run at a quarter of the SIMD ones' speed
-   * (JMH, docs/PERFORMANCE.md), so that their compilation pays for itself four times sooner.
-   */
-  private long threshold(int key) {
-    Op op = Op.values()[key / 2];
-    return op == Op.SOFTMAX || op == Op.LOG_SOFTMAX ? scalarBytes / 4 : scalarBytes;
   }
 
   private static int key(Op op, int precision) {

@@ -466,9 +466,10 @@ final class VectorRowPasses implements RowPasses {
   // The exponential is FloatExponential.exp lane by lane, the same operations in the same order.
   // storeExponentials, and sumsOfExponentials but for flat rows, compute it in one loop that stores
   // it (exponentialsByRow), then sum the stored values with sumsOfDifferences and zero shifts: the
-  // same additions in the same order as FloatSums' sumOfExponentials (x − 0 = x). Summed in the
-  // block loops that computed them, C2 boxed the exponential's vectors in some compilations (width
-  // 300: 20-45 ns an element against 0.6; docs/PERFORMANCE.md). Flat rows of sumsOfExponentials
+  // same additions in the same order as the scalar passes, which do the same (x − 0 = x). Summed
+  // in the block loops that computed them, C2 boxed the exponential's vectors in some compilations
+  // (width 300: 20-45 ns an element against 0.6; docs/PERFORMANCE.md). Flat rows of
+  // sumsOfExponentials
   // keep a register per row: storing to scratch first measured 15-20 % slower at widths 32-128.
 
   @Override

@@ -9,6 +9,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
@@ -120,6 +121,67 @@ class RowPassSelectionTest {
     assertThat(FloatExponential.exp(0f)).isEqualTo(1f);
     assertThat(FloatExponential.exp(Float.NEGATIVE_INFINITY)).isZero();
     assertThat(FloatExponential.exp(Float.NaN)).isNaN();
+  }
+
+  @Test
+  void theExponentialsOfAnArrayAreTheExponentialsOfItsElements() {
+    for (long seed : TestSeeds.seeds()) {
+      exponentialsOfAnArray(seed);
+    }
+  }
+
+  private static void exponentialsOfAnArray(long seed) {
+    Random random = new Random(seed);
+    float[] nasty = {
+      0f,
+      -0f,
+      Float.NaN,
+      Float.NEGATIVE_INFINITY,
+      FloatExponential.LOWEST,
+      Math.nextDown(FloatExponential.LOWEST),
+      Math.nextUp(FloatExponential.LOWEST),
+      -87.5f,
+      -1e-30f
+    };
+    int[][] shapes = {{0, 5}, {7, 0}, {1, 1}, {7, 3}, {8, 64}, {33, 20}, {511, 2}, {512, 3}};
+    int[][] more = {{513, 2}, {1500, 1}, {32, 64}, {100, 11}};
+    for (int[] shape : concat(shapes, more)) {
+      int width = shape[0];
+      int rows = shape[1];
+      float[] input = new float[width * rows + 3];
+      for (int i = 0; i < input.length; i++) {
+        input[i] =
+            random.nextInt(4) == 0
+                ? nasty[random.nextInt(nasty.length)]
+                : (float) (random.nextGaussian() * 30);
+      }
+      float[] shifts = new float[rows];
+      float[] expected = new float[width * rows];
+      for (int row = 0; row < rows; row++) {
+        shifts[row] = random.nextBoolean() ? 0f : (float) random.nextGaussian();
+        for (int i = 0; i < width; i++) {
+          expected[row * width + i] =
+              FloatExponential.exp(input[3 + row * width + i] - shifts[row]);
+        }
+      }
+      float[] arguments = new float[FloatExponential.PIECE];
+      float[] mantissas = new float[FloatExponential.PIECE];
+      float[] output = new float[width * rows + 1];
+      FloatExponential.exponentials(input, 3, output, 1, width, rows, shifts, arguments, mantissas);
+      String what = "seed " + seed + ", width " + width + ", rows " + rows;
+      assertThat(Arrays.copyOfRange(output, 1, output.length)).as(what).isEqualTo(expected);
+      assertThat(output[0]).as(what).isZero();
+      FloatExponential.exponentials(input, 3, input, 3, width, rows, shifts, arguments, mantissas);
+      assertThat(Arrays.copyOfRange(input, 3, input.length))
+          .as(what + ", in place")
+          .isEqualTo(expected);
+    }
+  }
+
+  private static int[][] concat(int[][] first, int[][] second) {
+    int[][] both = Arrays.copyOf(first, first.length + second.length);
+    System.arraycopy(second, 0, both, first.length, second.length);
+    return both;
   }
 
   @Test

@@ -55,7 +55,7 @@ class SimdWarmUpTest {
       Normalization normalization = Normalization.of(op);
       try (CpuEngine warming = new CpuEngine(1, RowPassSelection.VECTOR, warmUp);
           CpuEngine scalar = new CpuEngine(1, ScalarRowPasses.INSTANCE)) {
-        // Below the threshold (1 MiB, a quarter of it for softmax and log-softmax): no timing.
+        // Below the threshold (1 MiB): no timing.
         float[] small = randomRows(random, 50 * 768);
         assertThat(run(warming, normalization, small, 768))
             .as("seed %d", seed)
