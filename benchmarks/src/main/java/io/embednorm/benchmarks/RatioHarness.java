@@ -27,12 +27,12 @@ import java.util.concurrent.Future;
  * <pre>
  * java --add-modules jdk.incubator.vector -Dembednorm.cpu.warmup=false -Xmx2g \
  *   -XX:MaxDirectMemorySize=2g -cp benchmarks/target/benchmarks.jar \
- *   io.embednorm.benchmarks.RatioHarness OP WIDTH [ROUNDS]
+ *   io.embednorm.benchmarks.RatioHarness OP WIDTH [ROUNDS [THREADS,...]]
  * </pre>
  *
- * Prints one line per thread count: op, width, threads, copy GB/s, op GB/s (medians) and the
- * median, lowest and highest per-round percentage of the copy. GB/s counts bytes read plus bytes
- * written.
+ * Prints one line per thread count (1 then 2 unless given, e.g. {@code 2,1}): op, width, threads,
+ * copy GB/s, op GB/s (medians) and the median, lowest and highest per-round percentage of the copy.
+ * GB/s counts bytes read plus bytes written.
  */
 public final class RatioHarness {
   private static final int RUNS_PER_ROUND = 3;
@@ -42,18 +42,22 @@ public final class RatioHarness {
 
   public static void main(String[] arguments) throws Exception {
     if (arguments.length < 2) {
-      System.err.println("usage: RatioHarness OP WIDTH [ROUNDS]");
+      System.err.println("usage: RatioHarness OP WIDTH [ROUNDS [THREADS,...]]");
       System.exit(2);
     }
     Op op = Op.valueOf(arguments[0].toUpperCase(Locale.ROOT));
     int width = Integer.parseInt(arguments[1]);
     int rounds = arguments.length > 2 ? Integer.parseInt(arguments[2]) : 7;
+    int[] threadCounts =
+        arguments.length > 3
+            ? Arrays.stream(arguments[3].split(",")).mapToInt(Integer::parseInt).toArray()
+            : new int[] {1, 2};
     ByteBuffer input = Workload.input();
     ByteBuffer output = Workload.output();
     Normalization normalization = Normalization.of(op);
     RowBatch batch =
         RowBatch.fixedWidth(ElementType.FLOAT32, Workload.ELEMENTS / width, width, input, output);
-    for (int threads = 1; threads <= 2; threads++) {
+    for (int threads : threadCounts) {
       ExecutorService pool = Executors.newFixedThreadPool(threads);
       try (CpuEngine engine = new CpuEngine(threads)) {
         int parts = threads;
