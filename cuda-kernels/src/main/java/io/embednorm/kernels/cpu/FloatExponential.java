@@ -98,6 +98,28 @@ final class FloatExponential {
     }
   }
 
+  /** As above, with {@code scratch}'s arrays for the pieces. */
+  static void exponentials(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int rows,
+      float[] shifts,
+      RowScratch scratch) {
+    exponentials(
+        input,
+        inputOffset,
+        output,
+        outputOffset,
+        width,
+        rows,
+        shifts,
+        scratch.exponentArguments(),
+        scratch.exponentMantissas());
+  }
+
   /**
    * x = arguments[i] − shift stored back, and exp's polynomial part for it, for i in [from, to).
    */

@@ -28,6 +28,9 @@ final class NormalizeCommand implements Callable<Integer> {
   /** {@code --column} when not given. */
   static final String DEFAULT_COLUMN = "embedding";
 
+  /** The name failures are reported under, as picocli names the subcommand. */
+  static final String QUALIFIED_NAME = "embednorm normalize";
+
   @Option(names = "--input", required = true, description = "Arrow IPC file to read.")
   Path input;
 
@@ -72,9 +75,6 @@ final class NormalizeCommand implements Callable<Integer> {
     System.arraycopy(args, 0, command, 1, args.length);
     return ErrorReporter.commandLine(top).execute(command);
   }
-
-  /** The name failures are reported under, as picocli names the subcommand. */
-  static final String QUALIFIED_NAME = "embednorm normalize";
 
   /**
    * The CPU kernels' classes (the Vector API's species and operators), whose static initialization

@@ -17,11 +17,11 @@ import java.util.Set;
  * annotations) took 0.2 s of the JVM's main thread before the command started, a fifth of the
  * command on a 1 GiB file (docs/PERFORMANCE.md). Anything else (help, version, an unknown or
  * repeated option, a value that starts with {@code -} or {@code @}, a number or path that does not
- * parse) gives empty, and picocli parses and reports it as before. NormalizeCommandTest checks that
+ * parse) gives empty, and picocli parses and reports it as before. PlainArgumentsTest checks that
  * both parsers give the same command for the same plain arguments.
  */
 final class PlainArguments {
-  /** The options this class reads; NormalizeCommandTest holds it equal to picocli's list. */
+  /** The options this class reads; PlainArgumentsTest holds it equal to picocli's list. */
   static final Set<String> OPTIONS =
       Set.of("--input", "--output", "--column", "--op", "--eps", "--weight", "--bias", "--device");
 
