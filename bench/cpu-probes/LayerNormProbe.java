@@ -16,7 +16,7 @@ public class LayerNormProbe {
     int calls = 200_000;
     for (int round = 0; round < 6; round++) {
       long t0 = System.nanoTime();
-      for (int c = 0; c < calls; c++) p.layerNormStatistics(in, 0, width, rows, shifts, means, high, low, sums);
+      for (int c = 0; c < calls; c++) LayerNormStatistics.compute(p, in, 0, width, rows, shifts, means, high, low, sums);
       long t1 = System.nanoTime();
       for (int c = 0; c < calls; c++) { System.arraycopy(sums, 0, inv, 0, rows); p.inverseSquareRoots(inv, rows, width, 1e-5); }
       long t2 = System.nanoTime();

@@ -88,9 +88,10 @@ final class FloatRowKernels {
   }
 
   /**
-   * y = (x − μ) · rstd · γ + β, in two passes over d = x − x[0] (never E[x²] − E[x]²): shifting by
-   * a value of the row keeps float32 rows with mean 1e6 and spread 0.5 exact in d, where PyTorch's
-   * float32 kernel loses about ε·|mean|/σ.
+   * y = (x − μ) · rstd · γ + β, the statistics from d = x − s with s near the mean ({@link
+   * LayerNormStatistics}; never E[x²] − E[x]² on x): shifting by values of the row keeps float32
+   * rows with mean 1e6 and spread 0.5 exact in d, where PyTorch's float32 kernel loses about
+   * ε·|mean|/σ.
    */
   static void layerNorm(
       RowPasses passes,
@@ -114,11 +115,17 @@ final class FloatRowKernels {
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
-      // Pass 1: Σ (x − x[0]); its mean m gives the center of pass 2 and, added to x[0], the mean
-      // of x as a float32 pair, so that x − centerHigh is exact for x near the mean. Pass 2:
-      // Σ ((x − x[0]) − m)². Then 1 / sqrt(Σ / D + eps); see RowPasses#layerNormStatistics.
-      passes.layerNormStatistics(
-          input, groupInput, width, count, shifts, means, centersHigh, centersLow, sumsOfSquares);
+      LayerNormStatistics.compute(
+          passes,
+          input,
+          groupInput,
+          width,
+          count,
+          shifts,
+          means,
+          centersHigh,
+          centersLow,
+          sumsOfSquares);
       System.arraycopy(sumsOfSquares, 0, inverseDeviations, 0, count);
       passes.inverseSquareRoots(inverseDeviations, count, width, epsilon);
       float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);

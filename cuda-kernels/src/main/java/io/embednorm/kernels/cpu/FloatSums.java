@@ -130,6 +130,105 @@ final class FloatSums {
     return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
   }
 
+  /**
+   * LayerNorm's shift of a row: the mean of its first eight elements (each scaled by 1/8 before the
+   * additions, so that no sum overflows), or its first element when the row is shorter. Near the
+   * row's mean for ordinary rows, so that Σ (x − shift) is small against Σ (x − shift)² and one
+   * pass gives the variance (see {@link LayerNormStatistics}); inside the range of the row's
+   * values, so that x − shift is exact for rows whose mean is large against their spread.
+   */
+  static float layerNormShift(float[] values, int offset, int width) {
+    if (width < 8) {
+      return values[offset];
+    }
+    float eighth = 0.125f;
+    return ((values[offset] * eighth + values[offset + 1] * eighth)
+            + (values[offset + 2] * eighth + values[offset + 3] * eighth))
+        + ((values[offset + 4] * eighth + values[offset + 5] * eighth)
+            + (values[offset + 6] * eighth + values[offset + 7] * eighth));
+  }
+
+  /**
+   * One block of at most {@link #BLOCK} elements, starting at a multiple of 8 from its row's start:
+   * the eight lanes of Σ (x − shift) into {@code sumLanes} and of Σ (x − shift)² into {@code
+   * squareLanes}, from {@code at}. Lane k takes elements k, k + 8, … in order, as {@link
+   * #sumOfDifferences} adds them; {@link SumTree#sums} then combines lanes and blocks as it does.
+   */
+  static void differencesAndSquares(
+      float[] values,
+      int offset,
+      int count,
+      float shift,
+      float[] sumLanes,
+      float[] squareLanes,
+      int at) {
+    float sum0 = 0f;
+    float sum1 = 0f;
+    float sum2 = 0f;
+    float sum3 = 0f;
+    float sum4 = 0f;
+    float sum5 = 0f;
+    float sum6 = 0f;
+    float sum7 = 0f;
+    float square0 = 0f;
+    float square1 = 0f;
+    float square2 = 0f;
+    float square3 = 0f;
+    float square4 = 0f;
+    float square5 = 0f;
+    float square6 = 0f;
+    float square7 = 0f;
+    int full = count & ~7;
+    int index = offset;
+    for (int end = offset + full; index < end; index += 8) {
+      float d0 = values[index] - shift;
+      float d1 = values[index + 1] - shift;
+      float d2 = values[index + 2] - shift;
+      float d3 = values[index + 3] - shift;
+      float d4 = values[index + 4] - shift;
+      float d5 = values[index + 5] - shift;
+      float d6 = values[index + 6] - shift;
+      float d7 = values[index + 7] - shift;
+      sum0 += d0;
+      sum1 += d1;
+      sum2 += d2;
+      sum3 += d3;
+      sum4 += d4;
+      sum5 += d5;
+      sum6 += d6;
+      sum7 += d7;
+      square0 += d0 * d0;
+      square1 += d1 * d1;
+      square2 += d2 * d2;
+      square3 += d3 * d3;
+      square4 += d4 * d4;
+      square5 += d5 * d5;
+      square6 += d6 * d6;
+      square7 += d7 * d7;
+    }
+    sumLanes[at] = sum0;
+    sumLanes[at + 1] = sum1;
+    sumLanes[at + 2] = sum2;
+    sumLanes[at + 3] = sum3;
+    sumLanes[at + 4] = sum4;
+    sumLanes[at + 5] = sum5;
+    sumLanes[at + 6] = sum6;
+    sumLanes[at + 7] = sum7;
+    squareLanes[at] = square0;
+    squareLanes[at + 1] = square1;
+    squareLanes[at + 2] = square2;
+    squareLanes[at + 3] = square3;
+    squareLanes[at + 4] = square4;
+    squareLanes[at + 5] = square5;
+    squareLanes[at + 6] = square6;
+    squareLanes[at + 7] = square7;
+    for (int lane = at, end = offset + count; index < end; index++, lane++) {
+      float difference = values[index] - shift;
+      sumLanes[lane] += difference;
+      squareLanes[lane] += difference * difference;
+    }
+  }
+
   /** Σ ((x − shift) − center)², the second pass of LayerNorm. */
   static float sumOfSquaredDeviations(
       float[] values, int offset, int count, float shift, float center) {

@@ -31,42 +31,18 @@ interface RowPasses {
       float[] values, int offset, int width, int count, float[] shifts, float[] sums);
 
   /**
-   * {@code sums[row]} = Σ ((x − shifts[row]) − centers[row])² ({@link
-   * FloatSums#sumOfSquaredDeviations}).
+   * {@code sums[row]} = Σ (x − shifts[row]) and {@code squares[row]} = Σ (x − shifts[row])², each
+   * in FloatSums' order ({@link FloatSums#differencesAndSquares} block by block, {@link SumTree}):
+   * LayerNorm's one pass ({@link LayerNormStatistics}).
    */
-  void sumsOfSquaredDeviations(
+  void sumsAndSquaresOfDifferences(
       float[] values,
       int offset,
       int width,
       int count,
       float[] shifts,
-      float[] centers,
-      float[] sums);
-
-  /**
-   * LayerNorm's statistics of a group, as {@link #sumsOfDifferences} (from each row's first
-   * element, stored into {@code shifts}), {@link #centers} (the row mean as the float32 pair {@code
-   * high[row] + low[row]}) and {@link #sumsOfSquaredDeviations} (into {@code sums}) give them one
-   * after another, which is what this default does; means is scratch. An implementation may fuse
-   * the passes, with the same bits.
-   */
-  default void layerNormStatistics(
-      float[] values,
-      int offset,
-      int width,
-      int count,
-      float[] shifts,
-      float[] means,
-      float[] high,
-      float[] low,
-      float[] sums) {
-    for (int row = 0; row < count; row++) {
-      shifts[row] = values[offset + row * width];
-    }
-    sumsOfDifferences(values, offset, width, count, shifts, high);
-    centers(shifts, high, count, width, means, high, low);
-    sumsOfSquaredDeviations(values, offset, width, count, shifts, means, sums);
-  }
+      float[] sums,
+      float[] squares);
 
   /**
    * {@code sums[row]} = Σ exp(x − maxima[row]) with {@link FloatExponential}, summed as {@link

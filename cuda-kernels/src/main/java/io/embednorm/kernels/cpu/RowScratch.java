@@ -22,6 +22,7 @@ final class RowScratch {
   private final float[][] rowScalars = new float[ROW_SCALAR_ARRAYS][FloatRowKernels.GROUP_ROWS];
   private final double[][] rowDoubles = new double[2][FloatRowKernels.GROUP_ROWS];
   private float[] lanes = new float[64 * 8];
+  private float[] squareLanes = new float[64 * 8];
   private float[] exponentials = new float[0];
   private final float[] exponentArguments = new float[FloatExponential.PIECE];
   private final float[] exponentMantissas = new float[FloatExponential.PIECE];
@@ -122,6 +123,18 @@ final class RowScratch {
     float[] array = new float[length];
     if (length <= RETAINED_ELEMENTS) {
       lanes = array;
+    }
+    return array;
+  }
+
+  /** As {@link #lanes}, a second array: the squares of a pass that sums values and squares. */
+  float[] squareLanes(int length) {
+    if (squareLanes.length >= length) {
+      return squareLanes;
+    }
+    float[] array = new float[length];
+    if (length <= RETAINED_ELEMENTS) {
+      squareLanes = array;
     }
     return array;
   }

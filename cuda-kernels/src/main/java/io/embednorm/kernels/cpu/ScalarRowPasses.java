@@ -38,19 +38,30 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
-  public void sumsOfSquaredDeviations(
+  public void sumsAndSquaresOfDifferences(
       float[] values,
       int offset,
       int width,
       int count,
       float[] shifts,
-      float[] centers,
-      float[] sums) {
-    for (int row = 0; row < count; row++) {
-      sums[row] =
-          FloatSums.sumOfSquaredDeviations(
-              values, offset + row * width, width, shifts[row], centers[row]);
+      float[] sums,
+      float[] squares) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] sumLanes = scratch.lanes(count * blocks * 8);
+    float[] squareLanes = scratch.squareLanes(count * blocks * 8);
+    int at = 0;
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      for (int block = 0, from = 0; block < blocks; block++, at += 8) {
+        FloatSums.differencesAndSquares(
+            values, start + from, ends[block] - from, shifts[row], sumLanes, squareLanes, at);
+        from = ends[block];
+      }
     }
+    tree.sums(sumLanes, count, sums);
+    tree.sums(squareLanes, count, squares);
   }
 
   @Override

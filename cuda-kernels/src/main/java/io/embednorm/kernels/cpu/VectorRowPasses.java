@@ -295,65 +295,6 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * Rows of 32 (one step): each loop runs over the whole group, so that the rows' chains of
-   * dependent operations overlap. First every row's lanes of Σ (x − x[0]), added in pairs and
-   * stored; then in scalar code each row's mean (the sum times 2^-5, exact in float32 and float64
-   * alike) and center pair, as {@link #centers} takes them; then the lanes of the squared
-   * deviations, and their sums. 7.0 ns a row in the L1 cache against 11.1 for one loop that kept
-   * the row's registers from the first sum to the second and took each sum's lanes out with {@code
-   * lane()} (Zen 4 machine, 2026-11-24, docs/PERFORMANCE.md); the same bits.
-   */
-  @Override
-  public void layerNormStatistics(
-      float[] values,
-      int offset,
-      int width,
-      int count,
-      float[] shifts,
-      float[] means,
-      float[] high,
-      float[] low,
-      float[] sums) {
-    if (width != STEP) {
-      RowPasses.super.layerNormStatistics(
-          values, offset, width, count, shifts, means, high, low, sums);
-      return;
-    }
-    float[] lanes = RowScratch.current().lanes(count * FLOAT_LANES);
-    for (int row = 0, index = offset; row < count; row++, index += STEP) {
-      FloatVector shift = FloatVector.broadcast(FLOATS, values[index]);
-      FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
-      FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
-      FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
-      FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
-      storePairs(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d), lanes, row * FLOAT_LANES);
-    }
-    for (int row = 0, index = offset; row < count; row++, index += STEP) {
-      float first = values[index];
-      shifts[row] = first;
-      float mean = sumOfPairs(lanes, row * FLOAT_LANES) * (1f / STEP);
-      double center = (double) first + mean;
-      float centerHigh = (float) center;
-      means[row] = mean;
-      high[row] = centerHigh;
-      low[row] = (float) (center - centerHigh);
-    }
-    for (int row = 0, index = offset; row < count; row++, index += STEP) {
-      FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
-      FloatVector mean = FloatVector.broadcast(FLOATS, means[row]);
-      FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(mean);
-      FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(mean);
-      FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(mean);
-      FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(mean);
-      storePairs(
-          FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)),
-          lanes,
-          row * FLOAT_LANES);
-    }
-    sumsOfPairs(lanes, count, sums);
-  }
-
-  /**
    * Stores the eight lanes added in adjacent pairs (swapped within each 64-bit lane by shifts,
    * which need no shuffle and so none of the index checks JDK 17 puts around one): pair k at {@code
    * at + 2k}. Small enough that C2 always inlines it.
@@ -380,43 +321,100 @@ final class VectorRowPasses implements RowPasses {
     }
   }
 
+  /**
+   * Three shapes, one method each (so that none holds more than two vector loops): rows of 32 (one
+   * step), whose loop runs over the whole group so that the rows' short chains overlap; other flat
+   * rows, a register pair per row; and the rest block by block, four equal blocks side by side
+   * where a row has them.
+   */
   @Override
-  public void sumsOfSquaredDeviations(
+  public void sumsAndSquaresOfDifferences(
       float[] values,
       int offset,
       int width,
       int count,
       float[] shifts,
-      float[] centers,
-      float[] sums) {
+      float[] sums,
+      float[] squares) {
+    if (width == STEP) {
+      sumsAndSquaresOfSteps(values, offset, count, shifts, sums, squares);
+    } else if (isFlat(width)) {
+      sumsAndSquaresOfFlatRows(values, offset, width, count, shifts, sums, squares);
+    } else {
+      sumsAndSquaresByBlocks(values, offset, width, count, shifts, sums, squares);
+    }
+  }
+
+  private static void sumsAndSquaresOfSteps(
+      float[] values, int offset, int count, float[] shifts, float[] sums, float[] squares) {
+    RowScratch scratch = RowScratch.current();
+    float[] sumPairs = scratch.lanes(count * FLOAT_LANES);
+    float[] squarePairs = scratch.squareLanes(count * FLOAT_LANES);
+    for (int row = 0, index = offset; row < count; row++, index += STEP) {
+      FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+      FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
+      FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
+      FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
+      FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
+      storePairs(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d), sumPairs, row * FLOAT_LANES);
+      storePairs(
+          FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)),
+          squarePairs,
+          row * FLOAT_LANES);
+    }
+    sumsOfPairs(sumPairs, count, sums);
+    sumsOfPairs(squarePairs, count, squares);
+  }
+
+  private static void sumsAndSquaresOfFlatRows(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      float[] shifts,
+      float[] sums,
+      float[] squares) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    float[] sumLanes = scratch.lanes(count * FLOAT_LANES);
+    float[] squareLanes = scratch.squareLanes(count * FLOAT_LANES);
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
+      FloatVector sum = FloatVector.zero(FLOATS);
+      FloatVector square = FloatVector.zero(FLOATS);
+      for (int index = start, end = start + width; index < end; index += STEP) {
+        FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
+        FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
+        FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
+        FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
+        sum = sum.add(a).add(b).add(c).add(d);
+        square = square.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+      }
+      sum.intoArray(sumLanes, row * FLOAT_LANES);
+      square.intoArray(squareLanes, row * FLOAT_LANES);
+    }
+    tree.sums(sumLanes, count, sums);
+    tree.sums(squareLanes, count, squares);
+  }
+
+  private static void sumsAndSquaresByBlocks(
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      float[] shifts,
+      float[] sums,
+      float[] squares) {
     RowScratch scratch = RowScratch.current();
     SumTree tree = scratch.sumTree(width);
     int blocks = tree.blocks();
     int[] ends = tree.ends();
-    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
-    if (isFlat(width)) {
-      // A register per row, as in sumsOfExponentials.
-      for (int row = 0, start = offset; row < count; row++, start += width) {
-        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
-        FloatVector center = FloatVector.broadcast(FLOATS, centers[row]);
-        FloatVector sum = FloatVector.zero(FLOATS);
-        for (int index = start, end = start + width; index < end; index += STEP) {
-          FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-          FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift).sub(center);
-          FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift).sub(center);
-          FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift).sub(center);
-          sum = sum.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
-        }
-        sum.intoArray(lanes, row * FLOAT_LANES);
-      }
-      tree.sums(lanes, count, sums);
-      return;
-    }
+    float[] sumLanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    float[] squareLanes = scratch.squareLanes(count * blocks * FLOAT_LANES);
     int uniform = tree.uniformLength();
     int at = 0;
     for (int row = 0, start = offset; row < count; row++, start += width) {
       float shift = shifts[row];
-      float center = centers[row];
       int index = start;
       int block = 0;
       for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
@@ -424,43 +422,56 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.zero(FLOATS);
         FloatVector c = FloatVector.zero(FLOATS);
         FloatVector d = FloatVector.zero(FLOATS);
+        FloatVector aa = FloatVector.zero(FLOATS);
+        FloatVector bb = FloatVector.zero(FLOATS);
+        FloatVector cc = FloatVector.zero(FLOATS);
+        FloatVector dd = FloatVector.zero(FLOATS);
         for (int end = index + uniform; index < end; index += FLOAT_LANES) {
-          FloatVector x = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-          FloatVector y =
-              FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift).sub(center);
-          FloatVector z =
-              FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift).sub(center);
-          FloatVector w =
-              FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift).sub(center);
-          a = a.add(x.mul(x));
-          b = b.add(y.mul(y));
-          c = c.add(z.mul(z));
-          d = d.add(w.mul(w));
+          FloatVector x = FloatVector.fromArray(FLOATS, values, index).sub(shift);
+          FloatVector y = FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift);
+          FloatVector z = FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift);
+          FloatVector w = FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift);
+          a = a.add(x);
+          b = b.add(y);
+          c = c.add(z);
+          d = d.add(w);
+          aa = aa.add(x.mul(x));
+          bb = bb.add(y.mul(y));
+          cc = cc.add(z.mul(z));
+          dd = dd.add(w.mul(w));
         }
         index += 3 * uniform;
-        a.intoArray(lanes, at);
-        b.intoArray(lanes, at + 8);
-        c.intoArray(lanes, at + 16);
-        d.intoArray(lanes, at + 24);
+        a.intoArray(sumLanes, at);
+        b.intoArray(sumLanes, at + 8);
+        c.intoArray(sumLanes, at + 16);
+        d.intoArray(sumLanes, at + 24);
+        aa.intoArray(squareLanes, at);
+        bb.intoArray(squareLanes, at + 8);
+        cc.intoArray(squareLanes, at + 16);
+        dd.intoArray(squareLanes, at + 24);
       }
       for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
         int full = index + ((end - index) & ~(FLOAT_LANES - 1));
         FloatVector sum = FloatVector.zero(FLOATS);
+        FloatVector square = FloatVector.zero(FLOATS);
         for (; index < full; index += FLOAT_LANES) {
-          FloatVector deviation =
-              FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-          sum = sum.add(deviation.mul(deviation));
+          FloatVector difference = FloatVector.fromArray(FLOATS, values, index).sub(shift);
+          sum = sum.add(difference);
+          square = square.add(difference.mul(difference));
         }
-        sum.intoArray(lanes, at);
+        sum.intoArray(sumLanes, at);
+        square.intoArray(squareLanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
         for (int lane = at; index < end; index++, lane++) {
-          float deviation = (values[index] - shift) - center;
-          lanes[lane] += deviation * deviation;
+          float difference = values[index] - shift;
+          sumLanes[lane] += difference;
+          squareLanes[lane] += difference * difference;
         }
       }
     }
-    tree.sums(lanes, count, sums);
+    tree.sums(sumLanes, count, sums);
+    tree.sums(squareLanes, count, squares);
   }
 
   // The exponential is FloatExponential.exp lane by lane, the same operations in the same order.

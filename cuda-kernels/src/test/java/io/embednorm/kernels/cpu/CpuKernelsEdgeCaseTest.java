@@ -7,6 +7,7 @@ import static org.assertj.core.api.Assertions.within;
 import io.embednorm.kernels.EmbedNormException;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
+import io.embednorm.kernels.TestSeeds;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.Stream;
@@ -225,6 +226,43 @@ class CpuKernelsEdgeCaseTest {
       naive[i] = (float) ((row[i] - mean) / Math.sqrt(variance + 1e-5));
     }
     assertThat(RowComparison.firstViolation(reference, naive)).isNotNull();
+  }
+
+  @ParameterizedTest
+  @MethodSource("implementations")
+  void layerNormIsAccurateOnBothSidesOfTheSecondPass(RowPasses passes) {
+    // LayerNormStatistics takes Σd² − (Σd)²/D from one pass while (Σd)²/D is at most half of Σd²,
+    // and a second pass beyond: rows whose first eight elements (the shift) sit t spreads from the
+    // rest, t on both sides of that line, around 0 and around 1e6 (spread 0.5).
+    int[] sides = new int[2];
+    for (long seed : TestSeeds.seeds()) {
+      for (int width : new int[] {16, 32, 100, 128, 768, 4096}) {
+        for (double center : new double[] {0, 1e6}) {
+          double spread = center == 0 ? 1 : 0.1;
+          for (double distance : new double[] {0.3, 0.8, 1.2, 2, 3, 6, 20, 1000}) {
+            Random random = new Random(TestSeeds.mix(seed, width, (long) center, (long) distance));
+            float[] row = new float[width];
+            for (int i = 0; i < width; i++) {
+              double offset = i < 8 ? distance * Math.sqrt(width / 8.0) : 0;
+              row[i] = (float) (center + spread * (random.nextGaussian() + offset));
+            }
+            double[] wide = ReferenceNormalization.widen(row);
+            double shift = Arrays.stream(wide, 0, 8).average().orElseThrow();
+            double mean = Arrays.stream(wide).average().orElseThrow();
+            double squares = Arrays.stream(wide).map(x -> (x - shift) * (x - shift)).sum();
+            sides[width * (shift - mean) * (shift - mean) > squares / 2 ? 1 : 0]++;
+            Normalization normalization = Normalization.of(Op.LAYER_NORM);
+            double[] reference =
+                ReferenceNormalization.apply(
+                    Op.LAYER_NORM, wide, normalization.epsilon(), null, null);
+            assertThat(RowComparison.firstViolation(reference, float32(passes, normalization, row)))
+                .as("seed %d, width %d, center %s, distance %s", seed, width, center, distance)
+                .isNull();
+          }
+        }
+      }
+    }
+    assertThat(sides).as("rows with one pass, rows with two").doesNotContain(0);
   }
 
   @ParameterizedTest

@@ -38,6 +38,34 @@ public enum RowDistribution {
       double magnitude = Math.pow(10, random.nextDouble() * 8 - 4);
       return random.nextBoolean() ? magnitude : -magnitude;
     }
+  },
+  /**
+   * Normal values but the first eight, which sit 100 above: LayerNorm's shift (their mean) is then
+   * far from the row's mean, and the row takes the second pass of LayerNormStatistics.
+   */
+  FAR_FIRST_ELEMENTS {
+    @Override
+    public double next(Random random) {
+      return random.nextGaussian();
+    }
+
+    @Override
+    public float[] floats(Random random, int width) {
+      float[] values = super.floats(random, width);
+      for (int i = 0; i < Math.min(8, width); i++) {
+        values[i] += 100f;
+      }
+      return values;
+    }
+
+    @Override
+    public double[] doubles(Random random, int width) {
+      double[] values = super.doubles(random, width);
+      for (int i = 0; i < Math.min(8, width); i++) {
+        values[i] += 100;
+      }
+      return values;
+    }
   };
 
   public abstract double next(Random random);

@@ -1,0 +1,64 @@
+package io.embednorm.kernels.cpu;
+
+/**
+ * LayerNorm's statistics of a group of rows in one pass over the values where that is accurate, in
+ * two where it is not. With d = x − s for a shift s near the row's mean ({@link
+ * FloatSums#layerNormShift}), one pass gives Σd and Σd², and Σ(x − μ)² = Σd² − (Σd)²/D. That
+ * difference loses nothing worth counting while (Σd)²/D is at most half of Σd²: its rounding error
+ * is then at most twice that of the sums themselves. Where the shift is further from the mean (the
+ * first eight elements far from the rest), the row takes a second pass over (d − mean)², as every
+ * row did before. Never E[x²] − E[x]² on the raw values: a float32 row with mean 1e6 and spread 0.5
+ * is exact in d.
+ */
+final class LayerNormStatistics {
+  /** Marks a row that needs the second pass: no sum of squares is negative. */
+  private static final float SECOND_PASS = -1f;
+
+  private LayerNormStatistics() {}
+
+  /**
+   * For each of the {@code count} rows of {@code width} from {@code offset}: its shift into {@code
+   * shifts}, its mean into {@code means} and as the float32 pair {@code high[row] + low[row]} (see
+   * {@link RowPasses#centers}), and Σ (x − mean)² into {@code sums}. The same bits whichever passes
+   * run.
+   */
+  static void compute(
+      RowPasses passes,
+      float[] values,
+      int offset,
+      int width,
+      int count,
+      float[] shifts,
+      float[] means,
+      float[] high,
+      float[] low,
+      float[] sums) {
+    for (int row = 0; row < count; row++) {
+      shifts[row] = FloatSums.layerNormShift(values, offset + row * width, width);
+    }
+    passes.sumsAndSquaresOfDifferences(values, offset, width, count, shifts, high, sums);
+    boolean secondPass = false;
+    for (int row = 0; row < count; row++) {
+      float squares = sums[row];
+      // Infinite or NaN sums stay as they are: the kernel's range check or NaN propagation.
+      if (squares < Float.POSITIVE_INFINITY) {
+        double sum = high[row];
+        double deviations = squares - sum * sum / width;
+        if (deviations + deviations < squares) {
+          sums[row] = SECOND_PASS;
+          secondPass = true;
+        } else {
+          sums[row] = (float) deviations;
+        }
+      }
+    }
+    passes.centers(shifts, high, count, width, means, high, low);
+    for (int row = 0; secondPass && row < count; row++) {
+      if (sums[row] == SECOND_PASS) {
+        sums[row] =
+            FloatSums.sumOfSquaredDeviations(
+                values, offset + row * width, width, shifts[row], means[row]);
+      }
+    }
+  }
+}
