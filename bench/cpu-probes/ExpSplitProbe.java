@@ -11,7 +11,7 @@ public class ExpSplitProbe {
       float maximum = maxima[row];
       int end = start + width, full = start + (width & ~7), index = start;
       for (; index < full; index += 8) {
-        FloatVector x = FloatVector.fromArray(F, in, index).sub(maximum);
+        FloatVector x = FloatVector.fromArray(F, in, index).sub(maximum).max(FloatExponential.FLOOR);
         FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
         FloatVector n = rounded.sub(FloatExponential.ROUNDING);
         FloatVector r = x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
@@ -20,7 +20,7 @@ public class ExpSplitProbe {
         FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
         FloatVector power = ((IntVector) rounded.reinterpretAsInts()).add(127 - FloatExponential.ROUNDING_BITS)
             .lanewise(VectorOperators.LSHL, 23).reinterpretAsFloats();
-        mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST)).intoArray(out, index);
+        mantissa.mul(power).intoArray(out, index);
       }
       for (; index < end; index++) out[index] = FloatExponential.exp(in[index] - maximum);
     }

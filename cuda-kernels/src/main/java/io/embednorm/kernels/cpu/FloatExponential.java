@@ -7,14 +7,18 @@ package io.embednorm.kernels.cpu;
  * relative), and 2^n built from exponent bits.
  *
  * <p>Only multiplications and additions, no fused multiply-add, in an order that {@code
- * VectorRowPasses} repeats lane by lane: scalar and SIMD results are the same bits. Inputs below
- * {@link #LOWEST} (including −inf) give 0: their exponentials are below float32's normal range and
- * far below the tolerance of a softmax whose largest term is exp(0) = 1. exp(0) = 1 exactly; NaN
- * stays NaN.
+ * VectorRowPasses} repeats lane by lane: scalar and SIMD results are the same bits. Inputs are
+ * first raised to {@link #FLOOR}, where n = −127 and 2^n's exponent bits are 0: every x ≤ −87.68
+ * (including −inf) gives +0, without a comparison. Those exponentials are below float32's normal
+ * range and far below the tolerance of a softmax whose largest term is exp(0) = 1. exp(0) = 1
+ * exactly; NaN stays NaN.
  */
 final class FloatExponential {
-  /** ln(2^-126): below it exp(x) is subnormal and taken as 0. */
-  static final float LOWEST = -87.33654f;
+  /**
+   * The least argument: x · log2(e) rounds to −127 here (−126.96), so 2^n is +0 and so is exp(x),
+   * as for every smaller x.
+   */
+  static final float FLOOR = -88f;
 
   static final float LOG2_E = 1.44269504088896341f;
 
@@ -42,15 +46,18 @@ final class FloatExponential {
 
   /** exp(x) for x ≤ 0 or NaN. */
   static float exp(float x) {
-    float rounded = x * LOG2_E + ROUNDING;
+    float floored = Math.max(x, FLOOR);
+    float rounded = floored * LOG2_E + ROUNDING;
     float n = rounded - ROUNDING;
-    float r = x - n * LN2_HIGH - n * LN2_LOW;
+    float r = floored - n * LN2_HIGH - n * LN2_LOW;
     float polynomial = ((((P0 * r + P1) * r + P2) * r + P3) * r + P4) * r + P5;
     float mantissa = polynomial * (r * r) + r + 1f;
-    float power =
-        Float.intBitsToFloat((Float.floatToRawIntBits(rounded) + (127 - ROUNDING_BITS)) << 23);
-    float result = mantissa * power;
-    return x < LOWEST ? 0f : result;
+    return mantissa * power(rounded);
+  }
+
+  /** 2^n from {@code rounded} = n + {@link #ROUNDING}, n in [−127, 0]: +0 for −127. */
+  private static float power(float rounded) {
+    return Float.intBitsToFloat((Float.floatToRawIntBits(rounded) + (127 - ROUNDING_BITS)) << 23);
   }
 
   /**
@@ -62,9 +69,9 @@ final class FloatExponential {
    * <p>Why not one loop of {@link #exp}: C2 (JDK 17) vectorizes no loop that moves bits between
    * float and int, nor one that loads and stores at two different offsets, and that loop ran at
    * about 4 ns an element. Here each piece of {@link #PIECE} elements is copied to {@code
-   * arguments}, the polynomial runs there (offsets from zero: vectorized) and stores x and the
-   * mantissa, and a scalar loop multiplies by the powers of two into the output: 1.3-2.1 ns an
-   * element (docs/PERFORMANCE.md).
+   * arguments}, the polynomial runs there (offsets from zero: vectorized) and stores n + ROUNDING
+   * and the mantissa, and a scalar loop multiplies by the powers of two into the output: 1.1-1.9 ns
+   * an element (docs/PERFORMANCE.md).
    */
   static void exponentials(
       float[] input,
@@ -83,17 +90,13 @@ final class FloatExponential {
       for (int from = 0; from < length; ) {
         int row = (done + from) / width;
         int to = Math.min(length, (row + 1) * width - done);
-        mantissas(arguments, mantissas, from, to, shifts[row]);
+        subtract(arguments, from, to, shifts[row]);
         from = to;
       }
+      mantissas(arguments, mantissas, length);
       int out = outputOffset + done;
       for (int i = 0; i < length; i++) {
-        float x = arguments[i];
-        float rounded = x * LOG2_E + ROUNDING;
-        float power =
-            Float.intBitsToFloat((Float.floatToRawIntBits(rounded) + (127 - ROUNDING_BITS)) << 23);
-        float result = mantissas[i] * power;
-        output[out + i] = x < LOWEST ? 0f : result;
+        output[out + i] = mantissas[i] * power(arguments[i]);
       }
     }
   }
@@ -120,18 +123,27 @@ final class FloatExponential {
         scratch.exponentMantissas());
   }
 
-  /**
-   * x = arguments[i] − shift stored back, and exp's polynomial part for it, for i in [from, to).
-   */
-  private static void mantissas(
-      float[] arguments, float[] mantissas, int from, int to, float shift) {
+  /** arguments[i] −= shift for i in [from, to): one row's part of a piece. */
+  private static void subtract(float[] arguments, int from, int to, float shift) {
     for (int i = from; i < to; i++) {
-      float x = arguments[i] - shift;
-      float rounded = x * LOG2_E + ROUNDING;
+      arguments[i] -= shift;
+    }
+  }
+
+  /**
+   * For x = arguments[i], i below {@code length}: n + ROUNDING stored back into arguments and exp's
+   * polynomial part into mantissas. One loop over the whole piece, apart from the subtraction of
+   * each row's shift: in loops as short as a narrow row, the floor's Math.max cost C2's vector
+   * loops their speed (width 32: 2.3-2.7 ns an element against 2.0).
+   */
+  private static void mantissas(float[] arguments, float[] mantissas, int length) {
+    for (int i = 0; i < length; i++) {
+      float floored = Math.max(arguments[i], FLOOR);
+      float rounded = floored * LOG2_E + ROUNDING;
       float n = rounded - ROUNDING;
-      float r = x - n * LN2_HIGH - n * LN2_LOW;
+      float r = floored - n * LN2_HIGH - n * LN2_LOW;
       float polynomial = ((((P0 * r + P1) * r + P2) * r + P3) * r + P4) * r + P5;
-      arguments[i] = x;
+      arguments[i] = rounded;
       mantissas[i] = polynomial * (r * r) + r + 1f;
     }
   }

@@ -20,7 +20,10 @@ interface RowPasses {
   // offset; the results of the reductions and the per-row factors are indexed by row in the group.
   // Every row gets exactly the bits it gets in a group of one.
 
-  /** {@code maxima[row]} = the maximum of the row; NaN as soon as any element is NaN. */
+  /**
+   * {@code maxima[row]} = the maximum of the row. For a row that holds a NaN, and between +0 and
+   * −0, implementations may differ ({@link FloatSums#maximum}): the softmaxes' outputs do not.
+   */
   void maxima(float[] values, int offset, int width, int count, float[] maxima);
 
   /** {@code sums[row]} = Σ x² ({@link FloatSums#sumOfSquares}). */

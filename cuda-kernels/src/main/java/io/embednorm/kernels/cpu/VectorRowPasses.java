@@ -496,7 +496,8 @@ final class VectorRowPasses implements RowPasses {
         float maximum = maxima[row];
         FloatVector sum = FloatVector.zero(FLOATS);
         for (int index = start, end = start + width; index < end; index += FLOAT_LANES) {
-          FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+          FloatVector x =
+              FloatVector.fromArray(FLOATS, input, index).sub(maximum).max(FloatExponential.FLOOR);
           FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
           FloatVector n = rounded.sub(FloatExponential.ROUNDING);
           FloatVector r =
@@ -518,8 +519,7 @@ final class VectorRowPasses implements RowPasses {
                   .add(127 - FloatExponential.ROUNDING_BITS)
                   .lanewise(VectorOperators.LSHL, 23)
                   .reinterpretAsFloats();
-          FloatVector exponential = mantissa.mul(power).blend(0f, x.lt(FloatExponential.LOWEST));
-          sum = sum.add(exponential);
+          sum = sum.add(mantissa.mul(power));
         }
         sum.intoArray(lanes, row * FLOAT_LANES);
       }
@@ -572,7 +572,8 @@ final class VectorRowPasses implements RowPasses {
       int end = start + width;
       int index = start;
       for (int full = start + (width & ~(FLOAT_LANES - 1)); index < full; index += FLOAT_LANES) {
-        FloatVector x = FloatVector.fromArray(FLOATS, input, index).sub(maximum);
+        FloatVector x =
+            FloatVector.fromArray(FLOATS, input, index).sub(maximum).max(FloatExponential.FLOOR);
         FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
         FloatVector n = rounded.sub(FloatExponential.ROUNDING);
         FloatVector r =
@@ -594,10 +595,7 @@ final class VectorRowPasses implements RowPasses {
                 .add(127 - FloatExponential.ROUNDING_BITS)
                 .lanewise(VectorOperators.LSHL, 23)
                 .reinterpretAsFloats();
-        mantissa
-            .mul(power)
-            .blend(0f, x.lt(FloatExponential.LOWEST))
-            .intoArray(output, index + shift);
+        mantissa.mul(power).intoArray(output, index + shift);
       }
       for (; index < end; index++) {
         output[index + shift] = FloatExponential.exp(input[index] - maximum);

@@ -106,15 +106,19 @@ class RowPassSelectionTest {
 
   @Test
   void theExponentialIsAccurateOverItsWholeDomain() {
-    // exp(x) for x ≤ 0 within 3 ulp where the result is normal, 0 below LOWEST.
+    // exp(x) for x ≤ 0 within 3 ulp where the result is normal, +0 from x · log2(e) ≤ −126.5 on
+    // (x ≤ −87.684), and below float32's normal range in between.
     for (float x = 0f; x > -100f; x = Math.nextDown(x) - 1e-4f * Math.abs(x)) {
       double reference = Math.exp(x);
       float value = FloatExponential.exp(x);
-      if (x < FloatExponential.LOWEST) {
-        assertThat(value).as("exp(%s)", x).isZero();
+      String what = "exp(" + x + ")";
+      if (x <= -87.684f) {
+        assertThat(Float.floatToRawIntBits(value)).as(what).isZero();
+      } else if (reference < Float.MIN_NORMAL) {
+        assertThat(value).as(what).isBetween(0f, Float.MIN_NORMAL);
       } else {
         assertThat(Math.abs(value - reference))
-            .as("exp(%s)", x)
+            .as(what)
             .isLessThanOrEqualTo(3 * Math.ulp((float) reference) + Float.MIN_VALUE * 4);
       }
     }
@@ -137,10 +141,13 @@ class RowPassSelectionTest {
       -0f,
       Float.NaN,
       Float.NEGATIVE_INFINITY,
-      FloatExponential.LOWEST,
-      Math.nextDown(FloatExponential.LOWEST),
-      Math.nextUp(FloatExponential.LOWEST),
+      FloatExponential.FLOOR,
+      Math.nextDown(FloatExponential.FLOOR),
+      Math.nextUp(FloatExponential.FLOOR),
+      -87.33654f,
       -87.5f,
+      -87.683f,
+      -87.684f,
       -1e-30f
     };
     int[][] shapes = {{0, 5}, {7, 0}, {1, 1}, {7, 3}, {8, 64}, {33, 20}, {511, 2}, {512, 3}};
