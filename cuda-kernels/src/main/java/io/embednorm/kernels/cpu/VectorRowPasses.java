@@ -1,6 +1,7 @@
 package io.embednorm.kernels.cpu;
 
 import java.util.Arrays;
+import java.util.List;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
@@ -14,11 +15,13 @@ import jdk.incubator.vector.VectorSpecies;
  * RowPassSelection}, reflectively and only when the JVM has the module, so that no other class
  * links against it.
  *
- * <p>Always 256-bit registers, whatever the machine prefers: eight float32 lanes are exactly the
- * eight accumulators of {@link FloatSums} (element i in lane i % 8), and float64 uses two 4-lane
- * registers as lanes 0–3 and 4–7. Blocks, split points, the final pairwise combination and every
- * element-wise operation are those of {@link ScalarRowPasses}, so both give the same bits; a row
- * tail shorter than a register goes through scalar code, into its lanes after the register is
+ * <p>256-bit registers, whatever the machine prefers: eight float32 lanes are exactly the eight
+ * accumulators of {@link FloatSums} (element i in lane i % 8), and float64 uses two 4-lane
+ * registers as lanes 0–3 and 4–7. The one exception is the softmaxes' exponentials, element-wise,
+ * which take 512-bit registers where the machine prefers them ({@link #wideExponentials}) and are
+ * then summed from where they were stored. Blocks, split points, the final pairwise combination and
+ * every element-wise operation are those of {@link ScalarRowPasses}, so both give the same bits; a
+ * row tail shorter than a register goes through scalar code, into its lanes after the register is
  * stored (reductions) or straight to the output (element-wise, exponentials).
  *
  * <p>Each float32 pass runs over a whole group of rows: rows of up to one block whose width is a
@@ -57,23 +60,59 @@ final class VectorRowPasses implements RowPasses {
   /** Elements per step of a flat loop: four registers, in order. */
   private static final int STEP = 4 * 8;
 
-  private VectorRowPasses() {}
+  /** The exponentials' registers where they are wide: sixteen float32 lanes. */
+  private static final VectorSpecies<Float> WIDE_FLOATS = FloatVector.SPECIES_512;
+
+  private static final VectorSpecies<Integer> WIDE_INTS = IntVector.SPECIES_512;
+
+  private static final int WIDE_LANES = 16;
+
+  /**
+   * The system property that, set to {@code 256}, keeps the exponentials on 256-bit registers where
+   * the machine prefers 512-bit ones.
+   */
+  static final String EXPONENTIAL_BITS_PROPERTY = "embednorm.cpu.exponentialBits";
+
+  /**
+   * Whether softmax's and log_softmax's exponentials run on 512-bit registers (then summed from
+   * where they were stored, as on 256-bit ones). The exponential is element-wise, so the register
+   * width changes no bit; where a core runs 512-bit instructions at full width it doubles the
+   * exponentials an instruction computes (AMD Zen 5, JDK 17: docs/PERFORMANCE.md).
+   */
+  private final boolean wideExponentials;
+
+  private VectorRowPasses(boolean wideExponentials) {
+    this.wideExponentials = wideExponentials;
+  }
 
   /**
    * The SIMD passes, or null when this machine's preferred vectors are narrower than 256 bits
-   * (where 256-bit ones would be emulated and slower than scalar code). Called reflectively.
+   * (where 256-bit ones would be emulated and slower than scalar code). The exponentials take
+   * 512-bit registers where the machine prefers them, unless {@link #EXPONENTIAL_BITS_PROPERTY} is
+   * 256. Called reflectively.
    */
   static RowPasses createIfSupported() {
     if (FloatVector.SPECIES_PREFERRED.vectorBitSize() < 256
         || DoubleVector.SPECIES_PREFERRED.vectorBitSize() < 256) {
       return null;
     }
-    return new VectorRowPasses();
+    return new VectorRowPasses(
+        FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512
+            && !"256".equals(System.getProperty(EXPONENTIAL_BITS_PROPERTY)));
+  }
+
+  /**
+   * Both forms, 256- and 512-bit exponentials, whatever this machine prefers (where 512-bit
+   * registers are emulated the second is slow, but gives the same bits): for tests. Called
+   * reflectively.
+   */
+  static List<RowPasses> variants() {
+    return List.of(new VectorRowPasses(false), new VectorRowPasses(true));
   }
 
   @Override
   public String description() {
-    return "java simd, 256-bit";
+    return wideExponentials ? "java simd, 256-bit, 512-bit exponentials" : "java simd, 256-bit";
   }
 
   // ---- float32 reductions of a group of rows ----
@@ -487,6 +526,12 @@ final class VectorRowPasses implements RowPasses {
   public void sumsOfExponentials(
       float[] input, int inputOffset, int width, int count, float[] maxima, float[] sums) {
     RowScratch scratch = RowScratch.current();
+    if (wideExponentials) {
+      float[] exponentials = scratch.exponentials(count * width);
+      wideExponentials(input, inputOffset, exponentials, 0, width, count, maxima);
+      sumsOfDifferences(exponentials, 0, width, count, ZERO_SHIFTS, sums);
+      return;
+    }
     if (isFlat(width)) {
       SumTree tree = scratch.sumTree(width);
       float[] lanes = scratch.lanes(count * tree.blocks() * FLOAT_LANES);
@@ -543,7 +588,11 @@ final class VectorRowPasses implements RowPasses {
       int count,
       float[] maxima,
       float[] sums) {
-    exponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
+    if (wideExponentials) {
+      wideExponentials(input, inputOffset, output, outputOffset, width, count, maxima);
+    } else {
+      exponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
+    }
     sumsOfDifferences(output, outputOffset, width, count, ZERO_SHIFTS, sums);
   }
 
@@ -596,6 +645,176 @@ final class VectorRowPasses implements RowPasses {
                 .lanewise(VectorOperators.LSHL, 23)
                 .reinterpretAsFloats();
         mantissa.mul(power).intoArray(output, index + shift);
+      }
+      for (; index < end; index++) {
+        output[index + shift] = FloatExponential.exp(input[index] - maximum);
+      }
+    }
+  }
+
+  /**
+   * {@link #exponentialsByRow} on 16-lane registers: rows whose width is a multiple of 16 as one
+   * loop over the group, others a loop per row and a scalar tail. Each loop in a method of its own:
+   * with the loops in one, C2 (JDK 17.0.15) once crashed inlining the Vector API there.
+   */
+  private static void wideExponentials(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima) {
+    if (width % WIDE_LANES == 0) {
+      wideExponentialsFlat(input, inputOffset, output, outputOffset, width, count, maxima);
+    } else {
+      wideExponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
+    }
+  }
+
+  /**
+   * Rows whose width is a multiple of 16, as one loop over the group (ints change at row ends).
+   *
+   * <p>The two wide loops call only methods that each vector class overrides ({@code lanewise} with
+   * a vector, {@code reinterpretShape}), with constants broadcast once: the scalar forms ({@code
+   * sub(float)}, {@code reinterpretAsInts()}) are FloatVector's own, whose inner calls the 256-bit
+   * passes profile too, and C2 then merged both shapes and allocated every vector (4 % of the copy
+   * instead of 25). The power of two is (bits + bias) · 2^23 rather than a shift by 23: the same
+   * bits, without the shift's scalar form.
+   */
+  private static void wideExponentialsFlat(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima) {
+    FloatVector floor = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.FLOOR);
+    FloatVector log2e = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LOG2_E);
+    FloatVector rounding = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.ROUNDING);
+    FloatVector ln2High = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LN2_HIGH);
+    FloatVector ln2Low = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LN2_LOW);
+    FloatVector p0 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P0);
+    FloatVector p1 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P1);
+    FloatVector p2 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P2);
+    FloatVector p3 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P3);
+    FloatVector p4 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P4);
+    FloatVector p5 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P5);
+    FloatVector one = FloatVector.broadcast(WIDE_FLOATS, 1f);
+    IntVector exponentBias = IntVector.broadcast(WIDE_INTS, 127 - FloatExponential.ROUNDING_BITS);
+    IntVector exponentScale = IntVector.broadcast(WIDE_INTS, 1 << 23);
+    int shift = outputOffset - inputOffset;
+    int row = 0;
+    int rowEnd = inputOffset + width;
+    for (int index = inputOffset, end = inputOffset + count * width;
+        index < end;
+        index += WIDE_LANES) {
+      if (index == rowEnd) {
+        row++;
+        rowEnd += width;
+      }
+      FloatVector x =
+          FloatVector.fromArray(WIDE_FLOATS, input, index)
+              .lanewise(VectorOperators.SUB, FloatVector.broadcast(WIDE_FLOATS, maxima[row]))
+              .lanewise(VectorOperators.MAX, floor);
+      FloatVector rounded =
+          x.lanewise(VectorOperators.MUL, log2e).lanewise(VectorOperators.ADD, rounding);
+      FloatVector n = rounded.lanewise(VectorOperators.SUB, rounding);
+      FloatVector r =
+          x.lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2High))
+              .lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2Low));
+      FloatVector polynomial =
+          r.lanewise(VectorOperators.MUL, p0)
+              .lanewise(VectorOperators.ADD, p1)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p2)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p3)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p4)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p5);
+      FloatVector mantissa =
+          polynomial
+              .lanewise(VectorOperators.MUL, r.lanewise(VectorOperators.MUL, r))
+              .lanewise(VectorOperators.ADD, r)
+              .lanewise(VectorOperators.ADD, one);
+      FloatVector power =
+          (FloatVector)
+              rounded
+                  .reinterpretShape(WIDE_INTS, 0)
+                  .lanewise(VectorOperators.ADD, exponentBias)
+                  .lanewise(VectorOperators.MUL, exponentScale)
+                  .reinterpretShape(WIDE_FLOATS, 0);
+      mantissa.lanewise(VectorOperators.MUL, power).intoArray(output, index + shift);
+    }
+  }
+
+  /** Other widths: a loop per row over its whole registers, then the row's tail in scalar code. */
+  private static void wideExponentialsByRow(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima) {
+    FloatVector floor = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.FLOOR);
+    FloatVector log2e = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LOG2_E);
+    FloatVector rounding = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.ROUNDING);
+    FloatVector ln2High = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LN2_HIGH);
+    FloatVector ln2Low = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LN2_LOW);
+    FloatVector p0 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P0);
+    FloatVector p1 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P1);
+    FloatVector p2 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P2);
+    FloatVector p3 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P3);
+    FloatVector p4 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P4);
+    FloatVector p5 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P5);
+    FloatVector one = FloatVector.broadcast(WIDE_FLOATS, 1f);
+    IntVector exponentBias = IntVector.broadcast(WIDE_INTS, 127 - FloatExponential.ROUNDING_BITS);
+    IntVector exponentScale = IntVector.broadcast(WIDE_INTS, 1 << 23);
+    int shift = outputOffset - inputOffset;
+    for (int row = 0, start = inputOffset; row < count; row++, start += width) {
+      float maximum = maxima[row];
+      FloatVector shiftBy = FloatVector.broadcast(WIDE_FLOATS, maximum);
+      int end = start + width;
+      int index = start;
+      for (int full = start + (width & ~(WIDE_LANES - 1)); index < full; index += WIDE_LANES) {
+        FloatVector x =
+            FloatVector.fromArray(WIDE_FLOATS, input, index)
+                .lanewise(VectorOperators.SUB, shiftBy)
+                .lanewise(VectorOperators.MAX, floor);
+        FloatVector rounded =
+            x.lanewise(VectorOperators.MUL, log2e).lanewise(VectorOperators.ADD, rounding);
+        FloatVector n = rounded.lanewise(VectorOperators.SUB, rounding);
+        FloatVector r =
+            x.lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2High))
+                .lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2Low));
+        FloatVector polynomial =
+            r.lanewise(VectorOperators.MUL, p0)
+                .lanewise(VectorOperators.ADD, p1)
+                .lanewise(VectorOperators.MUL, r)
+                .lanewise(VectorOperators.ADD, p2)
+                .lanewise(VectorOperators.MUL, r)
+                .lanewise(VectorOperators.ADD, p3)
+                .lanewise(VectorOperators.MUL, r)
+                .lanewise(VectorOperators.ADD, p4)
+                .lanewise(VectorOperators.MUL, r)
+                .lanewise(VectorOperators.ADD, p5);
+        FloatVector mantissa =
+            polynomial
+                .lanewise(VectorOperators.MUL, r.lanewise(VectorOperators.MUL, r))
+                .lanewise(VectorOperators.ADD, r)
+                .lanewise(VectorOperators.ADD, one);
+        FloatVector power =
+            (FloatVector)
+                rounded
+                    .reinterpretShape(WIDE_INTS, 0)
+                    .lanewise(VectorOperators.ADD, exponentBias)
+                    .lanewise(VectorOperators.MUL, exponentScale)
+                    .reinterpretShape(WIDE_FLOATS, 0);
+        mantissa.lanewise(VectorOperators.MUL, power).intoArray(output, index + shift);
       }
       for (; index < end; index++) {
         output[index + shift] = FloatExponential.exp(input[index] - maximum);

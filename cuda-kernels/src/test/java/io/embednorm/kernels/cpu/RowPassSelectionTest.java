@@ -52,12 +52,19 @@ class RowPassSelectionTest {
         .isPresent();
     assertThat(RowPassSelection.VECTOR).as("256-bit vectors on this machine").isNotNull();
     assertThat(RowPassSelection.DEFAULT).isSameAs(RowPassSelection.VECTOR);
-    assertThat(CpuKernels.implementation()).isEqualTo("java simd, 256-bit");
-    assertThat(new CpuEngine(1).description()).isEqualTo("cpu (java simd, 256-bit)");
+    String simd = CpuKernels.implementation();
+    assertThat(simd).isIn(SIMD_256, SIMD_512_EXPONENTIALS);
+    assertThat(new CpuEngine(1).description()).isEqualTo("cpu (" + simd + ")");
     assertThat(new CpuEngine(1, ScalarRowPasses.INSTANCE).description())
         .isEqualTo("cpu (java scalar)");
-    assertThat(new CpuEngine(4).description()).isEqualTo("cpu (java simd, 256-bit, 4 threads)");
+    assertThat(new CpuEngine(4).description()).isEqualTo("cpu (" + simd + ", 4 threads)");
+    assertThat(RowPassSelection.vectorVariants())
+        .extracting(RowPasses::description)
+        .containsExactly(SIMD_256, SIMD_512_EXPONENTIALS);
   }
+
+  private static final String SIMD_256 = "java simd, 256-bit";
+  private static final String SIMD_512_EXPONENTIALS = "java simd, 256-bit, 512-bit exponentials";
 
   @Test
   void withoutTheModuleOrWithSimdSwitchedOffTheScalarLoopsRun() throws Exception {
@@ -67,13 +74,24 @@ class RowPassSelectionTest {
         probe(List.of("--add-modules=jdk.incubator.vector", "-Dembednorm.cpu.simd=false"));
     assertThat(switchedOff).isEqualTo("java scalar");
     assertThat(probe(List.of("--add-modules=jdk.incubator.vector")))
-        .isEqualTo("java simd, 256-bit");
+        .isEqualTo(CpuKernels.implementation());
+    assertThat(
+            probe(
+                List.of(
+                    "--add-modules=jdk.incubator.vector", "-Dembednorm.cpu.exponentialBits=256")))
+        .isEqualTo(SIMD_256);
   }
 
   @ParameterizedTest
   @EnumSource(Op.class)
   void simdAndScalarGiveTheSameBits(Op op) {
-    RowPasses vector = RowPassSelection.VECTOR;
+    assertThat(RowPassSelection.vectorVariants()).hasSize(2);
+    for (RowPasses vector : RowPassSelection.vectorVariants()) {
+      simdAndScalarGiveTheSameBits(op, vector);
+    }
+  }
+
+  private static void simdAndScalarGiveTheSameBits(Op op, RowPasses vector) {
     RowPasses scalar = ScalarRowPasses.INSTANCE;
     for (long seed : TestSeeds.seeds()) {
       for (int width : WIDTHS) {
@@ -85,7 +103,14 @@ class RowPassSelectionTest {
               if (special) {
                 row[random.nextInt(width)] = SPECIAL[random.nextInt(SPECIAL.length)];
               }
-              String what = normalization + ", " + distribution + ", width " + width;
+              String what =
+                  vector.description()
+                      + ": "
+                      + normalization
+                      + ", "
+                      + distribution
+                      + ", width "
+                      + width;
               float[] fromScalar = new float[width];
               float[] fromVector = new float[width];
               CpuKernels.normalizeRow(scalar, normalization, row, 0, fromScalar, 0, width);
