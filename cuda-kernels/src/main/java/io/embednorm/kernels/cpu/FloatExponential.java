@@ -61,19 +61,22 @@ final class FloatExponential {
   }
 
   /**
-   * Row by row, {@code output[j] = exp(input[j] − shifts[row])} for the {@code rows} rows of {@code
-   * width} elements from {@code inputOffset}, into the same layout from {@code outputOffset}: the
-   * bits of {@link #exp} element by element. Input and output may be the same array at the same
-   * offset. {@code arguments} and {@code mantissas} are scratch of {@link #PIECE} floats each.
+   * Row by row, e = exp(x − shifts[row]) for the {@code rows} rows of {@code width} elements from
+   * {@code inputOffset} (the bits of {@link #exp} element by element), stored into the same layout
+   * from {@code outputOffset} unless {@code output} is null, and {@code sums[row]} = Σ e in {@link
+   * FloatSums#sumOfDifferences}' order with shift 0 (its blocks and lanes, {@link SumTree}): the
+   * bits of summing the stored values. Input and output may be the same array at the same offset;
+   * sums may be the shifts array.
    *
    * <p>Why not one loop of {@link #exp}: C2 (JDK 17) vectorizes no loop that moves bits between
    * float and int, nor one that loads and stores at two different offsets, and that loop ran at
-   * about 4 ns an element. Here each piece of {@link #PIECE} elements is copied to {@code
-   * arguments}, the polynomial runs there (offsets from zero: vectorized) and stores n + ROUNDING
-   * and the mantissa, and a scalar loop multiplies by the powers of two into the output: 1.1-1.9 ns
-   * an element (docs/PERFORMANCE.md).
+   * about 4 ns an element. Here each piece of whole sum blocks (at most {@link #PIECE} elements) is
+   * copied to the scratch of arguments, the polynomial runs there (offsets from zero: vectorized)
+   * and stores n + ROUNDING and the mantissa, and a scalar loop per block multiplies by the powers
+   * of two and adds each exponential to its lane as it goes, instead of a second pass that reads
+   * them back (docs/PERFORMANCE.md).
    */
-  static void exponentials(
+  static void exponentialsAndSums(
       float[] input,
       int inputOffset,
       float[] output,
@@ -81,46 +84,119 @@ final class FloatExponential {
       int width,
       int rows,
       float[] shifts,
-      float[] arguments,
-      float[] mantissas) {
-    int total = Math.multiplyExact(width, rows);
-    for (int done = 0; done < total; done += PIECE) {
-      int length = Math.min(PIECE, total - done);
-      System.arraycopy(input, inputOffset + done, arguments, 0, length);
+      float[] sums,
+      RowScratch scratch) {
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(Math.multiplyExact(rows * blocks, 8));
+    float[] arguments = scratch.exponentArguments();
+    float[] mantissas = scratch.exponentMantissas();
+    int row = 0;
+    int block = 0;
+    while (row < rows) {
+      int pieceStart = row * width + (block == 0 ? 0 : ends[block - 1]);
+      int length = 0;
+      int lastRow = row;
+      int lastBlock = block;
+      do {
+        length += ends[lastBlock] - (lastBlock == 0 ? 0 : ends[lastBlock - 1]);
+        if (++lastBlock == blocks) {
+          lastBlock = 0;
+          lastRow++;
+        }
+      } while (lastRow < rows
+          && length + ends[lastBlock] - (lastBlock == 0 ? 0 : ends[lastBlock - 1]) <= PIECE);
+      System.arraycopy(input, inputOffset + pieceStart, arguments, 0, length);
       for (int from = 0; from < length; ) {
-        int row = (done + from) / width;
-        int to = Math.min(length, (row + 1) * width - done);
-        subtract(arguments, from, to, shifts[row]);
+        int rowOfPiece = (pieceStart + from) / width;
+        int to = Math.min(length, (rowOfPiece + 1) * width - pieceStart);
+        subtract(arguments, from, to, shifts[rowOfPiece]);
         from = to;
       }
       mantissas(arguments, mantissas, length);
-      int out = outputOffset + done;
-      for (int i = 0; i < length; i++) {
-        output[out + i] = mantissas[i] * power(arguments[i]);
+      for (int at = 0; row != lastRow || block != lastBlock; ) {
+        int blockLength = ends[block] - (block == 0 ? 0 : ends[block - 1]);
+        int lane = (row * blocks + block) * 8;
+        blockLanes(
+            arguments, mantissas, at, blockLength, output, outputOffset + pieceStart, lanes, lane);
+        at += blockLength;
+        if (++block == blocks) {
+          block = 0;
+          row++;
+        }
       }
     }
+    tree.sums(lanes, rows, sums);
   }
 
-  /** As above, with {@code scratch}'s arrays for the pieces. */
-  static void exponentials(
-      float[] input,
-      int inputOffset,
+  /**
+   * The eight lanes of one sum block (its element j in lane j % 8, a tail in lanes 0 to 6) of the
+   * exponentials mantissas[i] · 2^n, n from arguments[i], for i in [from, from + length); each also
+   * stored at output[outputOffset + i] unless output is null (a test C2 takes out of the loop).
+   */
+  private static void blockLanes(
+      float[] arguments,
+      float[] mantissas,
+      int from,
+      int length,
       float[] output,
       int outputOffset,
-      int width,
-      int rows,
-      float[] shifts,
-      RowScratch scratch) {
-    exponentials(
-        input,
-        inputOffset,
-        output,
-        outputOffset,
-        width,
-        rows,
-        shifts,
-        scratch.exponentArguments(),
-        scratch.exponentMantissas());
+      float[] lanes,
+      int lane) {
+    float lane0 = 0f;
+    float lane1 = 0f;
+    float lane2 = 0f;
+    float lane3 = 0f;
+    float lane4 = 0f;
+    float lane5 = 0f;
+    float lane6 = 0f;
+    float lane7 = 0f;
+    int index = from;
+    for (int end = from + (length & ~7); index < end; index += 8) {
+      float e0 = mantissas[index] * power(arguments[index]);
+      float e1 = mantissas[index + 1] * power(arguments[index + 1]);
+      float e2 = mantissas[index + 2] * power(arguments[index + 2]);
+      float e3 = mantissas[index + 3] * power(arguments[index + 3]);
+      float e4 = mantissas[index + 4] * power(arguments[index + 4]);
+      float e5 = mantissas[index + 5] * power(arguments[index + 5]);
+      float e6 = mantissas[index + 6] * power(arguments[index + 6]);
+      float e7 = mantissas[index + 7] * power(arguments[index + 7]);
+      if (output != null) {
+        int at = outputOffset + index;
+        output[at] = e0;
+        output[at + 1] = e1;
+        output[at + 2] = e2;
+        output[at + 3] = e3;
+        output[at + 4] = e4;
+        output[at + 5] = e5;
+        output[at + 6] = e6;
+        output[at + 7] = e7;
+      }
+      lane0 += e0;
+      lane1 += e1;
+      lane2 += e2;
+      lane3 += e3;
+      lane4 += e4;
+      lane5 += e5;
+      lane6 += e6;
+      lane7 += e7;
+    }
+    lanes[lane] = lane0;
+    lanes[lane + 1] = lane1;
+    lanes[lane + 2] = lane2;
+    lanes[lane + 3] = lane3;
+    lanes[lane + 4] = lane4;
+    lanes[lane + 5] = lane5;
+    lanes[lane + 6] = lane6;
+    lanes[lane + 7] = lane7;
+    for (int end = from + length; index < end; index++, lane++) {
+      float e = mantissas[index] * power(arguments[index]);
+      if (output != null) {
+        output[outputOffset + index] = e;
+      }
+      lanes[lane] += e;
+    }
   }
 
   /** arguments[i] −= shift for i in [from, to): one row's part of a piece. */

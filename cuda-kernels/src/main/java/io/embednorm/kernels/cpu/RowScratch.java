@@ -102,12 +102,16 @@ final class RowScratch {
     return array;
   }
 
-  /** {@link FloatExponential#PIECE} floats: scratch of {@link FloatExponential#exponentials}. */
+  /**
+   * {@link FloatExponential#PIECE} floats: scratch of {@link FloatExponential#exponentialsAndSums}.
+   */
   float[] exponentArguments() {
     return exponentArguments;
   }
 
-  /** {@link FloatExponential#PIECE} floats: scratch of {@link FloatExponential#exponentials}. */
+  /**
+   * {@link FloatExponential#PIECE} floats: scratch of {@link FloatExponential#exponentialsAndSums}.
+   */
   float[] exponentMantissas() {
     return exponentMantissas;
   }

@@ -67,13 +67,8 @@ final class ScalarRowPasses implements RowPasses {
   @Override
   public void sumsOfExponentials(
       float[] values, int offset, int width, int count, float[] maxima, float[] sums) {
-    RowScratch scratch = RowScratch.current();
-    float[] exponentials = scratch.exponentials(width * count);
-    FloatExponential.exponentials(values, offset, exponentials, 0, width, count, maxima, scratch);
-    for (int row = 0; row < count; row++) {
-      // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the exponentials.
-      sums[row] = FloatSums.sumOfDifferences(exponentials, row * width, width, 0f);
-    }
+    FloatExponential.exponentialsAndSums(
+        values, offset, null, 0, width, count, maxima, sums, RowScratch.current());
   }
 
   @Override
@@ -86,12 +81,8 @@ final class ScalarRowPasses implements RowPasses {
       int count,
       float[] maxima,
       float[] sums) {
-    FloatExponential.exponentials(
-        input, inputOffset, output, outputOffset, width, count, maxima, RowScratch.current());
-    for (int row = 0; row < count; row++) {
-      // e − 0 = e for every e ≥ 0, so this is the plain blocked sum of the stored values.
-      sums[row] = FloatSums.sumOfDifferences(output, outputOffset + row * width, width, 0f);
-    }
+    FloatExponential.exponentialsAndSums(
+        input, inputOffset, output, outputOffset, width, count, maxima, sums, RowScratch.current());
   }
 
   @Override

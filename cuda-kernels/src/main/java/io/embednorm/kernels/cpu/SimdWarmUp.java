@@ -28,10 +28,10 @@ final class SimdWarmUp {
 
   /**
    * Bytes of an op's rows that run scalar before its SIMD passes are timed, the same for every op:
-   * with the scalar exponentials vectorized in part ({@link FloatExponential#exponentials}), the
-   * softmaxes' scalar passes run at about a third of the SIMD ones' speed (width 768), no longer a
-   * sixth, and at that ratio the SIMD passes' compilation (about half a second of a core) pays for
-   * itself only after a gigabyte or two (docs/PERFORMANCE.md).
+   * with the scalar exponentials vectorized in part ({@link FloatExponential#exponentialsAndSums}),
+   * the softmaxes' scalar passes run at about a third of the SIMD ones' speed (width 768), no
+   * longer a sixth, and at that ratio the SIMD passes' compilation (about half a second of a core)
+   * pays for itself only after a gigabyte or two (docs/PERFORMANCE.md).
    */
   static final long SCALAR_BYTES = 2L << 30;
 

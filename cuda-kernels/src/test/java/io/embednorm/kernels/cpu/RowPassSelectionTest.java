@@ -153,7 +153,7 @@ class RowPassSelectionTest {
   }
 
   @Test
-  void theExponentialsOfAnArrayAreTheExponentialsOfItsElements() {
+  void theExponentialsOfAnArrayAreTheExponentialsOfItsElementsAndSumInFloatSumsOrder() {
     for (long seed : TestSeeds.seeds()) {
       exponentialsOfAnArray(seed);
     }
@@ -176,7 +176,9 @@ class RowPassSelectionTest {
       -1e-30f
     };
     int[][] shapes = {{0, 5}, {7, 0}, {1, 1}, {7, 3}, {8, 64}, {33, 20}, {511, 2}, {512, 3}};
-    int[][] more = {{513, 2}, {1500, 1}, {32, 64}, {100, 11}};
+    int[][] more = {
+      {513, 2}, {1500, 1}, {32, 64}, {100, 11}, {300, 7}, {768, 3}, {129, 9}, {4099, 1}, {40000, 1}
+    };
     for (int[] shape : concat(shapes, more)) {
       int width = shape[0];
       int rows = shape[1];
@@ -196,17 +198,29 @@ class RowPassSelectionTest {
               FloatExponential.exp(input[3 + row * width + i] - shifts[row]);
         }
       }
-      float[] arguments = new float[FloatExponential.PIECE];
-      float[] mantissas = new float[FloatExponential.PIECE];
-      float[] output = new float[width * rows + 1];
-      FloatExponential.exponentials(input, 3, output, 1, width, rows, shifts, arguments, mantissas);
+      float[] expectedSums = new float[rows];
+      for (int row = 0; row < rows; row++) {
+        expectedSums[row] = FloatSums.sumOfDifferences(expected, row * width, width, 0f);
+      }
+      RowScratch scratch = RowScratch.current();
       String what = "seed " + seed + ", width " + width + ", rows " + rows;
+      float[] output = new float[width * rows + 1];
+      float[] sums = new float[rows];
+      FloatExponential.exponentialsAndSums(input, 3, output, 1, width, rows, shifts, sums, scratch);
       assertThat(Arrays.copyOfRange(output, 1, output.length)).as(what).isEqualTo(expected);
       assertThat(output[0]).as(what).isZero();
-      FloatExponential.exponentials(input, 3, input, 3, width, rows, shifts, arguments, mantissas);
+      assertThat(sums).as(what + ", sums").isEqualTo(expectedSums);
+      float[] sumsOnly = new float[rows];
+      FloatExponential.exponentialsAndSums(
+          input, 3, null, 0, width, rows, shifts, sumsOnly, scratch);
+      assertThat(sumsOnly).as(what + ", sums without the exponentials").isEqualTo(expectedSums);
+      float[] shiftsThenSums = shifts.clone();
+      FloatExponential.exponentialsAndSums(
+          input, 3, input, 3, width, rows, shiftsThenSums, shiftsThenSums, scratch);
       assertThat(Arrays.copyOfRange(input, 3, input.length))
           .as(what + ", in place")
           .isEqualTo(expected);
+      assertThat(shiftsThenSums).as(what + ", sums over the shifts").isEqualTo(expectedSums);
     }
   }
 
