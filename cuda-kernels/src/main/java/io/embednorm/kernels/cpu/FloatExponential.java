@@ -39,7 +39,10 @@ final class FloatExponential {
   static final float P4 = 1.6666665459e-1f;
   static final float P5 = 5.0000001201e-1f;
 
-  /** Elements per piece of {@link #exponentials}: its scratch of arguments fits the L1 cache. */
+  /**
+   * Most elements per piece of {@link #exponentialsAndSums}: its scratch of arguments fits the L1
+   * cache.
+   */
   static final int PIECE = 512;
 
   private FloatExponential() {}

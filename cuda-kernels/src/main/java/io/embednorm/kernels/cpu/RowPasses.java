@@ -22,7 +22,8 @@ interface RowPasses {
 
   /**
    * {@code maxima[row]} = the maximum of the row. For a row that holds a NaN, and between +0 and
-   * −0, implementations may differ ({@link FloatSums#maximum}): the softmaxes' outputs do not.
+   * −0, implementations may differ (today both return NaN and +0, as {@link FloatSums#maximum}
+   * does): the softmaxes' outputs do not depend on it.
    */
   void maxima(float[] values, int offset, int width, int count, float[] maxima);
 
