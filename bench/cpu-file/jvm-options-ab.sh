@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Two sets of EMBEDNORM_JAVA_OPTS for `bin/embednorm normalize` on /dev/shm/in.arrow in alternating rounds, and a cp.
+# With EMBEDNORM_JAVA_OPTS set, bin/embednorm keeps the Vector API module (since 2026-11-27), unlike a plain run.
 #   bench/cpu-file/jvm-options-ab.sh OP ROUNDS "OPTS_A" "OPTS_B"
 op=$1 rounds=$2 a=$3 b=$4
 cd "$(dirname "$0")/../.."

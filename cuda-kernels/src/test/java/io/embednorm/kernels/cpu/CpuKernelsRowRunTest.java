@@ -27,7 +27,7 @@ class CpuKernelsRowRunTest {
     Random random = new Random(seed);
     // 32, 64, 96 and 128: the SIMD passes' flat loops; 129 and 256: rows of several blocks; 768:
     // eight equal blocks, four at a time.
-    for (int width : new int[] {1, 3, 8, 31, 32, 33, 64, 96, 128, 129, 256, 768}) {
+    for (int width : new int[] {1, 3, 8, 16, 31, 32, 33, 48, 64, 96, 128, 129, 256, 768}) {
       float[] values = mixedRows(random, width);
       for (Normalization normalization : NormalizationVariants.of(op, width, random)) {
         float[] expected = new float[values.length];
