@@ -519,20 +519,14 @@ final class VectorRowPasses implements RowPasses {
   // same additions in the same order as the scalar passes, which do the same (x − 0 = x). Summed
   // in the block loops that computed them, C2 boxed the exponential's vectors in some compilations
   // (width 300: 20-45 ns an element against 0.6; docs/PERFORMANCE.md). Flat rows of
-  // sumsOfExponentials
-  // keep a register per row: storing to scratch first measured 15-20 % slower at widths 32-128.
+  // sumsOfExponentials keep a register per row on 256-bit exponentials (storing to scratch first
+  // measured 15-20 % slower at widths 32-128); 512-bit ones store first, as the other rows do.
 
   @Override
   public void sumsOfExponentials(
       float[] input, int inputOffset, int width, int count, float[] maxima, float[] sums) {
     RowScratch scratch = RowScratch.current();
-    if (wideExponentials) {
-      float[] exponentials = scratch.exponentials(count * width);
-      wideExponentials(input, inputOffset, exponentials, 0, width, count, maxima);
-      sumsOfDifferences(exponentials, 0, width, count, ZERO_SHIFTS, sums);
-      return;
-    }
-    if (isFlat(width)) {
+    if (!wideExponentials && isFlat(width)) {
       SumTree tree = scratch.sumTree(width);
       float[] lanes = scratch.lanes(count * tree.blocks() * FLOAT_LANES);
       // A register per row (its lanes reach the array once), rather than one loop over the
@@ -571,11 +565,10 @@ final class VectorRowPasses implements RowPasses {
       tree.sums(lanes, count, sums);
       return;
     }
-    // Other widths: the exponentials into scratch (log_softmax's output may be its input), then
-    // summed as stored values.
-    float[] exponentials = scratch.exponentials(count * width);
-    exponentialsByRow(input, inputOffset, exponentials, 0, width, count, maxima);
-    sumsOfDifferences(exponentials, 0, width, count, ZERO_SHIFTS, sums);
+    // Other widths, and 512-bit exponentials: stored into scratch (log_softmax's output may be its
+    // input), then summed as stored values.
+    storeExponentials(
+        input, inputOffset, scratch.exponentials(count * width), 0, width, count, maxima, sums);
   }
 
   @Override
