@@ -103,13 +103,12 @@ final class FloatExponential {
       int lastRow = row;
       int lastBlock = block;
       do {
-        length += ends[lastBlock] - (lastBlock == 0 ? 0 : ends[lastBlock - 1]);
+        length += blockLength(ends, lastBlock);
         if (++lastBlock == blocks) {
           lastBlock = 0;
           lastRow++;
         }
-      } while (lastRow < rows
-          && length + ends[lastBlock] - (lastBlock == 0 ? 0 : ends[lastBlock - 1]) <= PIECE);
+      } while (lastRow < rows && length + blockLength(ends, lastBlock) <= PIECE);
       System.arraycopy(input, inputOffset + pieceStart, arguments, 0, length);
       for (int from = 0; from < length; ) {
         int rowOfPiece = (pieceStart + from) / width;
@@ -119,11 +118,10 @@ final class FloatExponential {
       }
       mantissas(arguments, mantissas, length);
       for (int at = 0; row != lastRow || block != lastBlock; ) {
-        int blockLength = ends[block] - (block == 0 ? 0 : ends[block - 1]);
+        int size = blockLength(ends, block);
         int lane = (row * blocks + block) * 8;
-        blockLanes(
-            arguments, mantissas, at, blockLength, output, outputOffset + pieceStart, lanes, lane);
-        at += blockLength;
+        blockLanes(arguments, mantissas, at, size, output, outputOffset + pieceStart, lanes, lane);
+        at += size;
         if (++block == blocks) {
           block = 0;
           row++;
@@ -131,6 +129,11 @@ final class FloatExponential {
       }
     }
     tree.sums(lanes, rows, sums);
+  }
+
+  /** The length of a row's block, from the block ends of its {@link SumTree}. */
+  private static int blockLength(int[] ends, int block) {
+    return ends[block] - (block == 0 ? 0 : ends[block - 1]);
   }
 
   /**

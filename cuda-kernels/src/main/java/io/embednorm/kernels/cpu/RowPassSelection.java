@@ -1,7 +1,6 @@
 package io.embednorm.kernels.cpu;
 
 import java.lang.reflect.Method;
-import java.util.List;
 
 /**
  * Chooses the passes once per JVM: the Vector API ones when the JVM was started with {@code
@@ -39,23 +38,6 @@ final class RowPassSelection {
           : null;
 
   private RowPassSelection() {}
-
-  /**
-   * Every form of the SIMD passes (256- and 512-bit exponentials), whatever this machine prefers,
-   * for tests; empty where the JVM has no Vector API.
-   */
-  @SuppressWarnings("unchecked")
-  static List<RowPasses> vectorVariants() {
-    if (VECTOR == null) {
-      return List.of();
-    }
-    try {
-      Method variants = VECTOR.getClass().getDeclaredMethod("variants");
-      return (List<RowPasses>) variants.invoke(null);
-    } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("Cannot list the forms of the SIMD passes", e);
-    }
-  }
 
   private static RowPasses loadVector() {
     if (ModuleLayer.boot().findModule("jdk.incubator.vector").isEmpty()) {

@@ -58,7 +58,7 @@ class RowPassSelectionTest {
     assertThat(new CpuEngine(1, ScalarRowPasses.INSTANCE).description())
         .isEqualTo("cpu (java scalar)");
     assertThat(new CpuEngine(4).description()).isEqualTo("cpu (" + simd + ", 4 threads)");
-    assertThat(RowPassSelection.vectorVariants())
+    assertThat(RowPassesImplementations.vectorVariants())
         .extracting(RowPasses::description)
         .containsExactly(SIMD_256, SIMD_512_EXPONENTIALS);
   }
@@ -85,8 +85,8 @@ class RowPassSelectionTest {
   @ParameterizedTest
   @EnumSource(Op.class)
   void simdAndScalarGiveTheSameBits(Op op) {
-    assertThat(RowPassSelection.vectorVariants()).hasSize(2);
-    for (RowPasses vector : RowPassSelection.vectorVariants()) {
+    assertThat(RowPassesImplementations.vectorVariants()).hasSize(2);
+    for (RowPasses vector : RowPassesImplementations.vectorVariants()) {
       simdAndScalarGiveTheSameBits(op, vector);
     }
   }

@@ -1,5 +1,6 @@
 package io.embednorm.kernels.cpu;
 
+import java.lang.reflect.Method;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -17,8 +18,25 @@ final class RowPassesImplementations {
   static List<RowPasses> all() {
     List<RowPasses> all = new ArrayList<>();
     all.add(ScalarRowPasses.INSTANCE);
-    all.addAll(RowPassSelection.vectorVariants());
+    all.addAll(vectorVariants());
     return all;
+  }
+
+  /**
+   * Every form of the SIMD passes (256- and 512-bit exponentials), whatever this machine prefers;
+   * empty where the JVM has no Vector API. Reflective, as {@link RowPassSelection} loads them.
+   */
+  @SuppressWarnings("unchecked")
+  static List<RowPasses> vectorVariants() {
+    if (RowPassSelection.VECTOR == null) {
+      return List.of();
+    }
+    try {
+      Method variants = RowPassSelection.VECTOR.getClass().getDeclaredMethod("variants");
+      return (List<RowPasses>) variants.invoke(null);
+    } catch (ReflectiveOperationException e) {
+      throw new IllegalStateException("Cannot list the forms of the SIMD passes", e);
+    }
   }
 
   /** For {@code @MethodSource}: one argument per implementation. */
