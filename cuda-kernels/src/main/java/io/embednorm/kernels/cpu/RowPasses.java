@@ -30,10 +30,6 @@ interface RowPasses {
   /** {@code sums[row]} = Σ x² ({@link FloatSums#sumOfSquares}). */
   void sumsOfSquares(float[] values, int offset, int width, int count, float[] sums);
 
-  /** {@code sums[row]} = Σ (x − shifts[row]) ({@link FloatSums#sumOfDifferences}). */
-  void sumsOfDifferences(
-      float[] values, int offset, int width, int count, float[] shifts, float[] sums);
-
   /**
    * {@code sums[row]} = Σ (x − shifts[row]) and {@code squares[row]} = Σ (x − shifts[row])², each
    * in FloatSums' order ({@link FloatSums#differencesAndSquares} block by block, {@link SumTree}):

@@ -30,14 +30,6 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
-  public void sumsOfDifferences(
-      float[] values, int offset, int width, int count, float[] shifts, float[] sums) {
-    for (int row = 0; row < count; row++) {
-      sums[row] = FloatSums.sumOfDifferences(values, offset + row * width, width, shifts[row]);
-    }
-  }
-
-  @Override
   public void sumsAndSquaresOfDifferences(
       float[] values,
       int offset,

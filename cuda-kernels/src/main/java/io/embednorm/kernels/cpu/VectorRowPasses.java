@@ -268,8 +268,11 @@ final class VectorRowPasses implements RowPasses {
     tree.sums(lanes, count, sums);
   }
 
-  @Override
-  public void sumsOfDifferences(
+  /**
+   * {@code sums[row]} = Σ (x − shifts[row]) in {@link FloatSums#sumOfDifferences}' order: with zero
+   * shifts, the sums of stored exponentials ({@link #storeExponentials}).
+   */
+  private static void sumsOfDifferences(
       float[] values, int offset, int width, int count, float[] shifts, float[] sums) {
     RowScratch scratch = RowScratch.current();
     SumTree tree = scratch.sumTree(width);
