@@ -6,7 +6,7 @@ import java.util.*;
  * applies) in turn in one JVM, on one chunk of rows held in the L1/L2 cache: ns per element of
  * {@code CpuKernels.normalizeRows}, the minimum and median of rounds 5-12. Args: OP WIDTH [CHUNK
  * ELEMENTS, 768]. In one JVM both forms share the host's phase, which separate JVMs do not
- * (2026-11-27 midday, docs/PERFORMANCE.md).
+ * (2026-11-27, later morning, docs/PERFORMANCE.md).
  */
 public class KernelAB {
   @SuppressWarnings("unchecked")
