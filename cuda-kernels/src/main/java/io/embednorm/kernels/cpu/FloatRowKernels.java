@@ -28,11 +28,11 @@ final class FloatRowKernels {
   /** Rows whose passes run side by side; the size of the per-row scalar arrays in scratch. */
   static final int GROUP_ROWS = 64;
 
-  private static final float LARGEST_SAFE_SUM = 0x1p100f;
+  static final float LARGEST_SAFE_SUM = 0x1p100f;
   private static final float SMALLEST_SAFE_SUM = 0x1p-100f;
 
   /** Below this, eps no longer dominates a mean square smaller than 2^-100. */
-  private static final double SMALLEST_DOMINATING_VARIANCE_EPSILON = 0x1p-60;
+  static final double SMALLEST_DOMINATING_VARIANCE_EPSILON = 0x1p-60;
 
   /** Below this, eps no longer dominates a norm smaller than 2^-50. */
   private static final double SMALLEST_DOMINATING_NORM_EPSILON = 0x1p-40;
@@ -111,10 +111,28 @@ final class FloatRowKernels {
     float[] centersLow = scratch.rowScalars(3);
     float[] sumsOfSquares = scratch.rowScalars(4);
     float[] inverseDeviations = scratch.rowScalars(5);
-    for (int group = 0; group < rows; group += GROUP_ROWS) {
+    float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
+    for (int group = 0; group < rows; ) {
+      if (gamma == null && beta == null) {
+        group +=
+            passes.layerNormInEights(
+                input,
+                inputOffset + group * width,
+                output,
+                outputOffset + group * width,
+                width,
+                rows - group,
+                epsilon,
+                smallest,
+                LARGEST_SAFE_SUM);
+        if (group == rows) {
+          return;
+        }
+      }
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;
       int groupOutput = outputOffset + group * width;
+      group += count;
       LayerNormStatistics.compute(
           passes,
           input,
@@ -128,7 +146,6 @@ final class FloatRowKernels {
           sumsOfSquares);
       System.arraycopy(sumsOfSquares, 0, inverseDeviations, 0, count);
       passes.inverseSquareRoots(inverseDeviations, count, width, epsilon);
-      float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
       boolean unsafe =
           passes.anyUnsafe(sumsOfSquares, inverseDeviations, count, smallest, LARGEST_SAFE_SUM);
       for (int row = 0; unsafe && row < count; row++) {
@@ -256,7 +273,7 @@ final class FloatRowKernels {
   }
 
   /** The sums below this may need the fallback: 2^-100 unless eps dominates them. */
-  private static float smallestSafeSum(double epsilon, double smallestDominatingEpsilon) {
+  static float smallestSafeSum(double epsilon, double smallestDominatingEpsilon) {
     return epsilon < smallestDominatingEpsilon ? SMALLEST_SAFE_SUM : Float.NEGATIVE_INFINITY;
   }
 

@@ -33,9 +33,7 @@ final class LayerNormStatistics {
       float[] high,
       float[] low,
       float[] sums) {
-    for (int row = 0; row < count; row++) {
-      shifts[row] = FloatSums.layerNormShift(values, offset + row * width, width);
-    }
+    passes.layerNormShifts(values, offset, width, count, shifts);
     passes.sumsAndSquaresOfDifferences(values, offset, width, count, shifts, high, sums);
     boolean secondPass = false;
     for (int row = 0; row < count; row++) {

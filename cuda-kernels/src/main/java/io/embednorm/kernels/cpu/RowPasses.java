@@ -30,6 +30,9 @@ interface RowPasses {
   /** {@code sums[row]} = Σ x² ({@link FloatSums#sumOfSquares}). */
   void sumsOfSquares(float[] values, int offset, int width, int count, float[] sums);
 
+  /** {@code shifts[row]} = {@link FloatSums#layerNormShift} of the row. */
+  void layerNormShifts(float[] values, int offset, int width, int count, float[] shifts);
+
   /**
    * {@code sums[row]} = Σ (x − shifts[row]) and {@code squares[row]} = Σ (x − shifts[row])², each
    * in FloatSums' order ({@link FloatSums#differencesAndSquares} block by block, {@link SumTree}):
@@ -79,6 +82,26 @@ interface RowPasses {
       int count,
       float[] scales,
       float[] weight);
+
+  /**
+   * LayerNorm without γ and β of the group's leading rows, eight at a time, in one pass per eight
+   * rows where the implementation has one for this width: the rows it wrote, a multiple of eight,
+   * stopping before eight rows of which any would take another path (a second pass for its
+   * variance, the float64 fallback: sums of squares outside [{@code smallest}, {@code largest}], an
+   * inverse deviation that is not a normal float). Each row it writes gets the bits of {@link
+   * LayerNormStatistics}, {@link #inverseSquareRoots} and {@link #standardizeRows}; 0 where it has
+   * no such pass.
+   */
+  int layerNormInEights(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      double epsilon,
+      float smallest,
+      float largest);
 
   /**
    * y = (((x − high[row]) − low[row]) · inverseDeviations[row]) · γ + β, where high + low is the

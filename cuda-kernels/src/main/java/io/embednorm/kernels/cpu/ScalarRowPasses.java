@@ -29,6 +29,28 @@ final class ScalarRowPasses implements RowPasses {
     }
   }
 
+  /** None: the scalar passes' per-row work is the same either way. */
+  @Override
+  public int layerNormInEights(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      double epsilon,
+      float smallest,
+      float largest) {
+    return 0;
+  }
+
+  @Override
+  public void layerNormShifts(float[] values, int offset, int width, int count, float[] shifts) {
+    for (int row = 0; row < count; row++) {
+      shifts[row] = FloatSums.layerNormShift(values, offset + row * width, width);
+    }
+  }
+
   @Override
   public void sumsAndSquaresOfDifferences(
       float[] values,
