@@ -5,7 +5,6 @@ import java.util.List;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
-import jdk.incubator.vector.LongVector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
@@ -28,14 +27,15 @@ import jdk.incubator.vector.VectorSpecies;
  * <p>Each float32 pass runs over a whole group of rows: rows of up to one block whose width is a
  * multiple of 32 in one flat loop over the group (see {@link #isFlat}), other rows block by block
  * in one loop nest, four equal blocks side by side where a row has them. The lanes of each block go
- * through {@link RowScratch#lanes} to {@link SumTree}, which adds them in FloatSums' order.
+ * through {@link RowScratch#lanes} to {@link SumTree}, which adds them in FloatSums' order; rows of
+ * one block have their lanes added eight rows at a time, in registers ({@link #sumsOfEightRows}).
  *
  * <p>On JDK 17, C2 allocates a vector on the heap (and runs 2–5× slower) whenever it cannot keep it
  * in a register; four situations did that here, and the code avoids each:
  *
  * <ul>
- *   <li>no method of this class takes or returns a vector, but {@link #storePairs}, which is small
- *       enough that C2 inlines it everywhere: one that crosses a call C2 did not inline is boxed;
+ *   <li>no method of this class takes or returns a vector: one that crosses a call C2 did not
+ *       inline is boxed;
  *   <li>no vector is reassigned in a branch inside a loop (a flat loop changes only ints where a
  *       row ends, and reads per-row factors from their arrays; a row's tail is added to its lanes
  *       in scalar code: the masked step it replaced, taken only where a block ends off a register,
@@ -44,8 +44,9 @@ import jdk.incubator.vector.VectorSpecies;
  *   <li>no method holds more than about two large vector loops, nor calls another that does: past
  *       C2's inlining cutoff (18,000 parse nodes) the Vector API's own methods are inlined too late
  *       for their intrinsics;
- *   <li>no vector changes shape (float32 ⇄ float64 goes through arrays by plain casts): such a
- *       conversion was sometimes inlined too late in the same way.
+ *   <li>no vector changes shape (float32 ⇄ float64 goes through arrays by plain casts) but in
+ *       {@link #plainStatistics}, a small method of its own: such a conversion was sometimes
+ *       inlined too late in the same way.
  * </ul>
  *
  * The engine's allocation per row (thread allocation counters around a benchmark) is the check.
@@ -224,12 +225,14 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
         FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
         FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
-        storePairs(
-            FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d)),
-            lanes,
-            row * FLOAT_LANES);
+        FloatVector.zero(FLOATS)
+            .add(a.mul(a))
+            .add(b.mul(b))
+            .add(c.mul(c))
+            .add(d.mul(d))
+            .intoArray(lanes, row * FLOAT_LANES);
       }
-      sumsOfPairs(lanes, count, sums);
+      sumsOfLanes(lanes, count, sums);
       return;
     }
     if (isFlat(width)) {
@@ -245,7 +248,7 @@ final class VectorRowPasses implements RowPasses {
         }
         sum.intoArray(lanes, row * FLOAT_LANES);
       }
-      tree.sums(lanes, count, sums);
+      sumsOfLanes(lanes, count, sums);
       return;
     }
     int uniform = tree.uniformLength();
@@ -317,7 +320,7 @@ final class VectorRowPasses implements RowPasses {
         }
         sum.intoArray(lanes, row * FLOAT_LANES);
       }
-      tree.sums(lanes, count, sums);
+      sumsOfLanes(lanes, count, sums);
       return;
     }
     int uniform = tree.uniformLength();
@@ -358,26 +361,6 @@ final class VectorRowPasses implements RowPasses {
       }
     }
     tree.sums(lanes, count, sums);
-  }
-
-  /**
-   * Stores the eight lanes added in adjacent pairs (swapped within each 64-bit lane by shifts,
-   * which need no shuffle and so none of the index checks JDK 17 puts around one): pair k at {@code
-   * at + 2k}. Small enough that C2 always inlines it.
-   */
-  private static void storePairs(FloatVector lanes, float[] array, int at) {
-    LongVector bits = lanes.reinterpretAsLongs();
-    lanes
-        .add(
-            bits.lanewise(VectorOperators.LSHL, 32)
-                .or(bits.lanewise(VectorOperators.LSHR, 32))
-                .reinterpretAsFloats())
-        .intoArray(array, at);
-  }
-
-  /** The lanes of a register as FloatSums adds them, from the pairs {@link #storePairs} stored. */
-  private static float sumOfPairs(float[] pairs, int at) {
-    return (pairs[at] + pairs[at + 2]) + (pairs[at + 4] + pairs[at + 6]);
   }
 
   /**
@@ -431,13 +414,6 @@ final class VectorRowPasses implements RowPasses {
         .blend(q4567, UPPER_OF_FOURS)
         .add(q4567.blend(q0123, UPPER_OF_FOURS).rearrange(SWAP_FOURS))
         .intoArray(sums, to);
-  }
-
-  /** {@code sums[row]} = {@link #sumOfPairs} of row's pairs, for each row of a group. */
-  private static void sumsOfPairs(float[] pairs, int count, float[] sums) {
-    for (int row = 0; row < count; row++) {
-      sums[row] = sumOfPairs(pairs, row * FLOAT_LANES);
-    }
   }
 
   /**
@@ -745,8 +721,8 @@ final class VectorRowPasses implements RowPasses {
       sum.intoArray(sumLanes, row * FLOAT_LANES);
       square.intoArray(squareLanes, row * FLOAT_LANES);
     }
-    tree.sums(sumLanes, count, sums);
-    tree.sums(squareLanes, count, squares);
+    sumsOfLanes(sumLanes, count, sums);
+    sumsOfLanes(squareLanes, count, squares);
   }
 
   private static void sumsAndSquaresByBlocks(
@@ -875,7 +851,7 @@ final class VectorRowPasses implements RowPasses {
         }
         sum.intoArray(lanes, row * FLOAT_LANES);
       }
-      tree.sums(lanes, count, sums);
+      sumsOfLanes(lanes, count, sums);
       return;
     }
     // Other widths, and 512-bit exponentials: stored into scratch (log_softmax's output may be its
