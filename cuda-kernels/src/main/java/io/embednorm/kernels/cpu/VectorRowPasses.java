@@ -417,12 +417,13 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * Rows of 32, up to a group at a time: the shifts and both sums as for {@link
-   * LayerNormStatistics} (lanes added eight rows at a time by {@link #sumsOfEightRows}), the
-   * statistics of eight rows in float64 registers ({@link #plainStatistics}), and the output, with
-   * the scratch found once and no per-row call: at 32 elements a row that per-row work, not the
-   * elements, is most of LayerNorm's time. Each step runs over the whole group before the next, so
-   * that the eight-row blocks' latencies overlap.
+   * Rows of 32, 64 or 128 (flat, and a power of two, so that ÷ width is × 2^-k with the same bits),
+   * up to a group at a time: the shifts and both sums as for {@link LayerNormStatistics} (lanes
+   * added eight rows at a time by {@link #sumsOfEightRows}), the statistics of eight rows in
+   * float64 registers ({@link #plainStatistics}), and the output, with the scratch found once and
+   * no per-row call: at 32 elements a row that per-row work, not the elements, is most of
+   * LayerNorm's time. Each step runs over the whole group before the next, so that the eight-row
+   * blocks' latencies overlap.
    */
   @Override
   public int layerNormInEights(
@@ -438,6 +439,7 @@ final class VectorRowPasses implements RowPasses {
     if (width != STEP) {
       return 0;
     }
+    double inverseWidth = 1.0 / STEP;
     RowScratch scratch = RowScratch.current();
     float[] shifts = scratch.rowScalars(0);
     float[] sums = scratch.rowScalars(1);
@@ -454,26 +456,14 @@ final class VectorRowPasses implements RowPasses {
       for (int row = 0; row < rows; row += FLOAT_LANES) {
         sumsOfEightRows(input, in + row * STEP, STEP, 0.125f, shifts, row);
       }
-      for (int row = 0, index = in; row < rows; row++, index += STEP) {
-        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
-        FloatVector a = FloatVector.fromArray(FLOATS, input, index).sub(shift);
-        FloatVector b = FloatVector.fromArray(FLOATS, input, index + 8).sub(shift);
-        FloatVector c = FloatVector.fromArray(FLOATS, input, index + 16).sub(shift);
-        FloatVector d = FloatVector.fromArray(FLOATS, input, index + 24).sub(shift);
-        FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d).intoArray(sumLanes, row * FLOAT_LANES);
-        FloatVector.zero(FLOATS)
-            .add(a.mul(a))
-            .add(b.mul(b))
-            .add(c.mul(c))
-            .add(d.mul(d))
-            .intoArray(squareLanes, row * FLOAT_LANES);
-      }
+      stepDifferenceLanes(input, in, rows, shifts, sumLanes, squareLanes);
       int plain = 0;
       for (; plain < rows; plain += FLOAT_LANES) {
         sumsOfEightRows(sumLanes, plain * FLOAT_LANES, FLOAT_LANES, 1f, sums, plain);
         sumsOfEightRows(squareLanes, plain * FLOAT_LANES, FLOAT_LANES, 1f, squares, plain);
         if (!plainStatistics(
             plain,
+            inverseWidth,
             shifts,
             sums,
             squares,
@@ -497,15 +487,16 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * For the eight rows of 32 from {@code from}: {@link LayerNormStatistics#compute}'s variance,
-   * {@link #centers} and {@link #inverseSquareRoots} with the same float64 operations (÷ 32 as ×
-   * 2^-5, the same bits), into high, low and inverseDeviations; false, leaving them unspecified,
-   * where any row would take another path there. In registers throughout: through arrays, each
-   * change between scalar and vector stores and loads stalled on store forwarding (about 40 % of
-   * the kernel's samples).
+   * For the eight rows from {@code from}: {@link LayerNormStatistics#compute}'s variance, {@link
+   * #centers} and {@link #inverseSquareRoots} with the same float64 operations (÷ width as ×
+   * inverseWidth, an exact power of two: the same bits), into high, low and inverseDeviations;
+   * false, leaving them unspecified, where any row would take another path there. In registers
+   * throughout: through arrays, each change between scalar and vector stores and loads stalled on
+   * store forwarding (about 40 % of the kernel's samples).
    */
   private static boolean plainStatistics(
       int from,
+      double inverseWidth,
       float[] shifts,
       float[] sums,
       float[] squares,
@@ -515,7 +506,6 @@ final class VectorRowPasses implements RowPasses {
       float[] high,
       float[] low,
       float[] inverseDeviations) {
-    double inverseWidth = 1.0 / STEP;
     FloatVector sum = FloatVector.fromArray(FLOATS, sums, from);
     FloatVector square = FloatVector.fromArray(FLOATS, squares, from);
     FloatVector shift = FloatVector.fromArray(FLOATS, shifts, from);
@@ -662,20 +652,34 @@ final class VectorRowPasses implements RowPasses {
       float[] shifts,
       float[] sums,
       float[] squares) {
-    if (width == STEP) {
-      sumsAndSquaresOfSteps(values, offset, count, shifts, sums, squares);
-    } else if (isFlat(width)) {
-      sumsAndSquaresOfFlatRows(values, offset, width, count, shifts, sums, squares);
-    } else {
+    if (!isFlat(width)) {
       sumsAndSquaresByBlocks(values, offset, width, count, shifts, sums, squares);
+      return;
     }
-  }
-
-  private static void sumsAndSquaresOfSteps(
-      float[] values, int offset, int count, float[] shifts, float[] sums, float[] squares) {
     RowScratch scratch = RowScratch.current();
     float[] sumLanes = scratch.lanes(count * FLOAT_LANES);
     float[] squareLanes = scratch.squareLanes(count * FLOAT_LANES);
+    if (width == STEP) {
+      stepDifferenceLanes(values, offset, count, shifts, sumLanes, squareLanes);
+    } else {
+      flatDifferenceLanes(values, offset, width, count, shifts, sumLanes, squareLanes);
+    }
+    sumsOfLanes(sumLanes, count, sums);
+    sumsOfLanes(squareLanes, count, squares);
+  }
+
+  /**
+   * The eight lanes of Σ (x − shifts[row]) and of Σ (x − shifts[row])² of each row of 32, into
+   * {@code sumLanes} and {@code squareLanes} from {@code 8 · row}: one loop over the group, so that
+   * the rows' short chains overlap.
+   */
+  private static void stepDifferenceLanes(
+      float[] values,
+      int offset,
+      int count,
+      float[] shifts,
+      float[] sumLanes,
+      float[] squareLanes) {
     for (int row = 0, index = offset; row < count; row++, index += STEP) {
       FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
       FloatVector a = FloatVector.fromArray(FLOATS, values, index).sub(shift);
@@ -690,22 +694,17 @@ final class VectorRowPasses implements RowPasses {
           .add(d.mul(d))
           .intoArray(squareLanes, row * FLOAT_LANES);
     }
-    sumsOfLanes(sumLanes, count, sums);
-    sumsOfLanes(squareLanes, count, squares);
   }
 
-  private static void sumsAndSquaresOfFlatRows(
+  /** {@link #stepDifferenceLanes} for other flat widths: a register pair per row. */
+  private static void flatDifferenceLanes(
       float[] values,
       int offset,
       int width,
       int count,
       float[] shifts,
-      float[] sums,
-      float[] squares) {
-    RowScratch scratch = RowScratch.current();
-    SumTree tree = scratch.sumTree(width);
-    float[] sumLanes = scratch.lanes(count * FLOAT_LANES);
-    float[] squareLanes = scratch.squareLanes(count * FLOAT_LANES);
+      float[] sumLanes,
+      float[] squareLanes) {
     for (int row = 0, start = offset; row < count; row++, start += width) {
       FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
       FloatVector sum = FloatVector.zero(FLOATS);
@@ -721,8 +720,6 @@ final class VectorRowPasses implements RowPasses {
       sum.intoArray(sumLanes, row * FLOAT_LANES);
       square.intoArray(squareLanes, row * FLOAT_LANES);
     }
-    sumsOfLanes(sumLanes, count, sums);
-    sumsOfLanes(squareLanes, count, squares);
   }
 
   private static void sumsAndSquaresByBlocks(
