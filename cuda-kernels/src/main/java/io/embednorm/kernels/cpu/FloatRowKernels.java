@@ -113,21 +113,21 @@ final class FloatRowKernels {
     float[] inverseDeviations = scratch.rowScalars(5);
     float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
     for (int group = 0; group < rows; ) {
-      if (gamma == null && beta == null) {
-        group +=
-            passes.layerNormInEights(
-                input,
-                inputOffset + group * width,
-                output,
-                outputOffset + group * width,
-                width,
-                rows - group,
-                epsilon,
-                smallest,
-                LARGEST_SAFE_SUM);
-        if (group == rows) {
-          return;
-        }
+      group +=
+          passes.layerNormInEights(
+              input,
+              inputOffset + group * width,
+              output,
+              outputOffset + group * width,
+              width,
+              rows - group,
+              epsilon,
+              smallest,
+              LARGEST_SAFE_SUM,
+              gamma,
+              beta);
+      if (group == rows) {
+        return;
       }
       int count = Math.min(GROUP_ROWS, rows - group);
       int groupInput = inputOffset + group * width;

@@ -84,13 +84,13 @@ interface RowPasses {
       float[] weight);
 
   /**
-   * LayerNorm without γ and β of the group's leading rows, eight at a time, in one pass per eight
-   * rows where the implementation has one for this width: the rows it wrote, a multiple of eight,
-   * stopping before eight rows of which any would take another path (a second pass for its
-   * variance, the float64 fallback: sums of squares outside [{@code smallest}, {@code largest}], an
-   * inverse deviation that is not a normal float). Each row it writes gets the bits of {@link
-   * LayerNormStatistics}, {@link #inverseSquareRoots} and {@link #standardizeRows}; 0 where it has
-   * no such pass.
+   * LayerNorm of the group's leading rows, eight at a time, in one pass per eight rows where the
+   * implementation has one for this width (γ and β as in {@link #standardizeRows}): the rows it
+   * wrote, a multiple of eight, stopping before eight rows of which any would take another path (a
+   * second pass for its variance, the float64 fallback: sums of squares outside [{@code smallest},
+   * {@code largest}], an inverse deviation that is not a normal float). Each row it writes gets the
+   * bits of {@link LayerNormStatistics}, {@link #inverseSquareRoots} and {@link #standardizeRows};
+   * 0 where it has no such pass.
    */
   int layerNormInEights(
       float[] input,
@@ -101,7 +101,9 @@ interface RowPasses {
       int count,
       double epsilon,
       float smallest,
-      float largest);
+      float largest,
+      float[] gamma,
+      float[] beta);
 
   /**
    * y = (((x − high[row]) − low[row]) · inverseDeviations[row]) · γ + β, where high + low is the

@@ -40,7 +40,9 @@ final class ScalarRowPasses implements RowPasses {
       int count,
       double epsilon,
       float smallest,
-      float largest) {
+      float largest,
+      float[] gamma,
+      float[] beta) {
     return 0;
   }
 

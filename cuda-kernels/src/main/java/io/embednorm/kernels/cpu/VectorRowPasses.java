@@ -435,7 +435,9 @@ final class VectorRowPasses implements RowPasses {
       int count,
       double epsilon,
       float smallest,
-      float largest) {
+      float largest,
+      float[] gamma,
+      float[] beta) {
     if (width != STEP) {
       return 0;
     }
@@ -476,8 +478,22 @@ final class VectorRowPasses implements RowPasses {
           break;
         }
       }
-      standardizeSteps(
-          input, in, output, outputOffset + done * STEP, plain, high, low, inverseDeviations);
+      if (gamma == null && beta == null) {
+        standardizeSteps(
+            input, in, output, outputOffset + done * STEP, plain, high, low, inverseDeviations);
+      } else {
+        standardizeAffineSteps(
+            input,
+            in,
+            output,
+            outputOffset + done * STEP,
+            plain,
+            high,
+            low,
+            inverseDeviations,
+            gamma == null ? ONES : gamma,
+            beta == null ? NEGATIVE_ZEROS : beta);
+      }
       done += plain;
       if (plain < rows) {
         break;
@@ -576,6 +592,82 @@ final class VectorRowPasses implements RowPasses {
         .and(inverse.compare(VectorOperators.GE, Float.MIN_NORMAL))
         .and(inverse.compare(VectorOperators.LT, Float.POSITIVE_INFINITY))
         .allTrue();
+  }
+
+  /**
+   * γ where LayerNorm has none but has β, and β where it has none but γ: x · 1 and x + (−0) are x
+   * for every float (+0 + −0 is +0, −0 + −0 is −0), so one loop gives each case the bits of {@link
+   * #standardizeRows}, which skips the missing operation.
+   */
+  private static final float[] ONES = filled(STEP, 1f);
+
+  private static final float[] NEGATIVE_ZEROS = filled(STEP, -0f);
+
+  private static float[] filled(int length, float value) {
+    float[] values = new float[length];
+    Arrays.fill(values, value);
+    return values;
+  }
+
+  /**
+   * {@link #standardizeSteps} with γ and β: (((x − high) − low) · inverse) · γ + β, γ and β in
+   * registers. The four registers of a row are written out: as a loop over them (γ and β loaded in
+   * it) LayerNorm's kernel with γ and β ran at 0.45-0.75 ns an element against 0.37-0.41.
+   */
+  private static void standardizeAffineSteps(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int count,
+      float[] high,
+      float[] low,
+      float[] inverseDeviations,
+      float[] gamma,
+      float[] beta) {
+    FloatVector gammaA = FloatVector.fromArray(FLOATS, gamma, 0);
+    FloatVector gammaB = FloatVector.fromArray(FLOATS, gamma, 8);
+    FloatVector gammaC = FloatVector.fromArray(FLOATS, gamma, 16);
+    FloatVector gammaD = FloatVector.fromArray(FLOATS, gamma, 24);
+    FloatVector betaA = FloatVector.fromArray(FLOATS, beta, 0);
+    FloatVector betaB = FloatVector.fromArray(FLOATS, beta, 8);
+    FloatVector betaC = FloatVector.fromArray(FLOATS, beta, 16);
+    FloatVector betaD = FloatVector.fromArray(FLOATS, beta, 24);
+    for (int row = 0; row < count; row++) {
+      int in = inputOffset + row * STEP;
+      int out = outputOffset + row * STEP;
+      FloatVector centerHigh = FloatVector.broadcast(FLOATS, high[row]);
+      FloatVector centerLow = FloatVector.broadcast(FLOATS, low[row]);
+      FloatVector inverseDeviation = FloatVector.broadcast(FLOATS, inverseDeviations[row]);
+      FloatVector.fromArray(FLOATS, input, in)
+          .sub(centerHigh)
+          .sub(centerLow)
+          .mul(inverseDeviation)
+          .mul(gammaA)
+          .add(betaA)
+          .intoArray(output, out);
+      FloatVector.fromArray(FLOATS, input, in + 8)
+          .sub(centerHigh)
+          .sub(centerLow)
+          .mul(inverseDeviation)
+          .mul(gammaB)
+          .add(betaB)
+          .intoArray(output, out + 8);
+      FloatVector.fromArray(FLOATS, input, in + 16)
+          .sub(centerHigh)
+          .sub(centerLow)
+          .mul(inverseDeviation)
+          .mul(gammaC)
+          .add(betaC)
+          .intoArray(output, out + 16);
+      FloatVector.fromArray(FLOATS, input, in + 24)
+          .sub(centerHigh)
+          .sub(centerLow)
+          .mul(inverseDeviation)
+          .mul(gammaD)
+          .add(betaD)
+          .intoArray(output, out + 24);
+    }
   }
 
   /**

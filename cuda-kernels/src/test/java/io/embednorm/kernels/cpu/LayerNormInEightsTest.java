@@ -11,11 +11,11 @@ import java.util.Random;
 import org.junit.jupiter.api.Test;
 
 /**
- * The SIMD passes' LayerNorm of rows of 32 eight at a time ({@code layerNormInEights}): it must
- * take every block of eight plain rows, stop before a block holding a row that needs another path,
- * and give each row it writes the bits the row gets alone on the scalar passes. The row-run test
- * mixes distributions row by row, so nearly every block there holds a row for the fallback; here
- * whole runs are plain but for the rows placed in them.
+ * The SIMD passes' LayerNorm of rows of 32 eight at a time ({@code layerNormInEights}), with and
+ * without γ and β: it must take every block of eight plain rows, stop before a block holding a row
+ * that needs another path, and give each row it writes the bits the row gets alone on the scalar
+ * passes. The row-run test mixes distributions row by row, so nearly every block there holds a row
+ * for the fallback; here whole runs are plain but for the rows placed in them.
  */
 class LayerNormInEightsTest {
   private static final int WIDTH = 32;
@@ -35,12 +35,14 @@ class LayerNormInEightsTest {
         Random random = new Random(TestSeeds.mix(seed, count));
         float[] values = plainRows(random, count);
         for (double epsilon : new double[] {1e-5, 0.0, 0.1}) {
-          String what = String.format("seed %d, %d rows, eps %s", seed, count, epsilon);
-          for (RowPasses vector : vectors) {
-            assertThat(rowsWritten(vector, values, count, epsilon))
-                .as("rows written, %s", what)
-                .isEqualTo(count / 8 * 8);
-            assertMatchesTheScalarPasses(vector, values, count, epsilon, what);
+          for (Normalization normalization : affineVariants(random, epsilon)) {
+            String what = String.format("seed %d, %d rows, %s", seed, count, normalization);
+            for (RowPasses vector : vectors) {
+              assertThat(rowsWritten(vector, values, count, normalization))
+                  .as("rows written, %s", what)
+                  .isEqualTo(count / 8 * 8);
+              assertMatchesTheScalarPasses(vector, values, count, normalization, what);
+            }
           }
         }
       }
@@ -64,11 +66,16 @@ class LayerNormInEightsTest {
             System.arraycopy(distribution.floats(random, WIDTH), 0, values, row * WIDTH, WIDTH);
           }
           String what = String.format("seed %d, %s, %d rows", seed, distribution, count);
-          for (RowPasses vector : RowPassesImplementations.vectorVariants()) {
-            int written = rowsWritten(vector, values, count, 1e-5);
-            assertThat(written).as("rows written, %s", what).isBetween(0, count);
-            assertThat(written % 8).as("rows written, %s", what).isZero();
-            assertMatchesTheScalarPasses(vector, values, count, 1e-5, what);
+          for (Normalization normalization : affineVariants(random, 1e-5)) {
+            for (RowPasses vector : RowPassesImplementations.vectorVariants()) {
+              int written = rowsWritten(vector, values, count, normalization);
+              assertThat(written)
+                  .as("rows written, %s, %s", what, normalization)
+                  .isBetween(0, count);
+              assertThat(written % 8).as("rows written, %s, %s", what, normalization).isZero();
+              assertMatchesTheScalarPasses(
+                  vector, values, count, normalization, what + ", " + normalization);
+            }
           }
         }
       }
@@ -85,14 +92,38 @@ class LayerNormInEightsTest {
           float[] values = plainRows(random, 64);
           placed.put(random, values, at * WIDTH);
           String what = String.format("seed %d, %s at row %d", seed, placed, at);
+          Normalization normalization = Normalization.of(Op.LAYER_NORM).withEpsilon(placed.epsilon);
           for (RowPasses vector : RowPassesImplementations.vectorVariants()) {
-            assertThat(rowsWritten(vector, values, 64, placed.epsilon))
+            assertThat(rowsWritten(vector, values, 64, normalization))
                 .as("rows written, %s", what)
                 .isEqualTo(at / 8 * 8);
-            assertMatchesTheScalarPasses(vector, values, 64, placed.epsilon, what);
+            assertMatchesTheScalarPasses(vector, values, 64, normalization, what);
           }
         }
       }
+    }
+  }
+
+  /**
+   * γ without β: the pass adds −0 for the missing β, which must leave an output of −0 as it is
+   * (rows of mean exactly 0 with zeros in them and γ = −1 give −0 there).
+   */
+  @Test
+  void aMissingBiasKeepsNegativeZeros() {
+    float[] eight = {0f, 1f, -1f, 0f, 2f, -2f, 0.5f, -0.5f};
+    float[] values = new float[16 * WIDTH];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = eight[i % 8];
+    }
+    double[] gamma = new double[WIDTH];
+    Arrays.fill(gamma, -1.0);
+    Normalization normalization = Normalization.of(Op.LAYER_NORM).withWeight(gamma);
+    for (RowPasses vector : RowPassesImplementations.vectorVariants()) {
+      assertThat(rowsWritten(vector, values, 16, normalization)).isEqualTo(16);
+      assertMatchesTheScalarPasses(vector, values, 16, normalization, "γ = −1, zero-mean rows");
+      float[] output = new float[values.length];
+      CpuKernels.normalizeRows(vector, normalization, values, 0, output, 0, WIDTH, 16);
+      assertThat(Float.floatToRawIntBits(output[0])).isEqualTo(Float.floatToRawIntBits(-0f));
     }
   }
 
@@ -173,8 +204,10 @@ class LayerNormInEightsTest {
   }
 
   /** Calls the pass itself, out of place, with FloatRowKernels' bounds: how many rows it took. */
-  private static int rowsWritten(RowPasses vector, float[] values, int count, double epsilon) {
+  private static int rowsWritten(
+      RowPasses vector, float[] values, int count, Normalization normalization) {
     float[] output = new float[values.length];
+    double epsilon = normalization.epsilon();
     return vector.layerNormInEights(
         values,
         0,
@@ -185,13 +218,35 @@ class LayerNormInEightsTest {
         epsilon,
         FloatRowKernels.smallestSafeSum(
             epsilon, FloatRowKernels.SMALLEST_DOMINATING_VARIANCE_EPSILON),
-        FloatRowKernels.LARGEST_SAFE_SUM);
+        FloatRowKernels.LARGEST_SAFE_SUM,
+        normalization.floatWeight(),
+        normalization.floatBias());
+  }
+
+  /**
+   * LayerNorm with {@code epsilon}: without γ and β, with γ, with β (as −0 or +0 where the random
+   * bias rounds so, which the pass must add, not skip), and with both.
+   */
+  private static List<Normalization> affineVariants(Random random, double epsilon) {
+    Normalization plain = Normalization.of(Op.LAYER_NORM).withEpsilon(epsilon);
+    double[] gamma = new double[WIDTH];
+    double[] beta = new double[WIDTH];
+    for (int i = 0; i < WIDTH; i++) {
+      gamma[i] = 1 + 0.5 * random.nextGaussian();
+      beta[i] = random.nextGaussian();
+    }
+    beta[0] = -0.0;
+    beta[1] = 0.0;
+    return List.of(
+        plain,
+        plain.withWeight(gamma),
+        plain.withBias(beta),
+        plain.withWeight(gamma).withBias(beta));
   }
 
   /** Every row of the run, in place and out of place, against the row alone on scalar passes. */
   private static void assertMatchesTheScalarPasses(
-      RowPasses vector, float[] values, int count, double epsilon, String what) {
-    Normalization normalization = Normalization.of(Op.LAYER_NORM).withEpsilon(epsilon);
+      RowPasses vector, float[] values, int count, Normalization normalization, String what) {
     float[] expected = new float[values.length];
     for (int row = 0; row < count; row++) {
       CpuKernels.normalizeRow(
