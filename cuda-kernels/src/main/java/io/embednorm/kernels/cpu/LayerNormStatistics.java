@@ -54,7 +54,7 @@ final class LayerNormStatistics {
     for (int row = 0; secondPass && row < count; row++) {
       if (sums[row] == SECOND_PASS) {
         sums[row] =
-            FloatSums.sumOfSquaredDeviations(
+            passes.sumOfSquaredDeviations(
                 values, offset + row * width, width, shifts[row], means[row]);
       }
     }

@@ -48,6 +48,12 @@ interface RowPasses {
       float[] squares);
 
   /**
+   * Σ ((x − shift) − center)² of one row in {@link FloatSums#sumOfSquaredDeviations}' order:
+   * LayerNorm's second pass, for rows whose shift is far from their mean.
+   */
+  float sumOfSquaredDeviations(float[] values, int offset, int width, float shift, float center);
+
+  /**
    * {@code sums[row]} = Σ exp(x − maxima[row]) with {@link FloatExponential}, summed as {@link
    * FloatSums#sumOfDifferences} with shift 0 sums the exponentials; sums may be the maxima array.
    */

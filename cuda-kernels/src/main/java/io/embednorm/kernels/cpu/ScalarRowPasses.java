@@ -54,6 +54,12 @@ final class ScalarRowPasses implements RowPasses {
   }
 
   @Override
+  public float sumOfSquaredDeviations(
+      float[] values, int offset, int width, float shift, float center) {
+    return FloatSums.sumOfSquaredDeviations(values, offset, width, shift, center);
+  }
+
+  @Override
   public void sumsAndSquaresOfDifferences(
       float[] values,
       int offset,

@@ -63,24 +63,25 @@ final class SumTree {
    * recursive halving adds them.
    */
   void sums(float[] lanes, int count, float[] sums) {
-    if (blocks == 1) {
-      for (int row = 0; row < count; row++) {
-        sums[row] = combine(lanes, row * 8);
-      }
-      return;
-    }
-    int at = 0;
     for (int row = 0; row < count; row++) {
-      int depth = 0;
-      for (int block = 0; block < blocks; block++, at += 8) {
-        float sum = combine(lanes, at);
-        for (int close = closes[block]; close > 0; close--) {
-          sum = stack[--depth] + sum;
-        }
-        stack[depth++] = sum;
-      }
-      sums[row] = stack[0];
+      sums[row] = sum(lanes, row * blocks * 8);
     }
+  }
+
+  /** One row's sum, as {@link #sums} adds it, from the lanes of its blocks at {@code at}. */
+  float sum(float[] lanes, int at) {
+    if (blocks == 1) {
+      return combine(lanes, at);
+    }
+    int depth = 0;
+    for (int block = 0; block < blocks; block++, at += 8) {
+      float sum = combine(lanes, at);
+      for (int close = closes[block]; close > 0; close--) {
+        sum = stack[--depth] + sum;
+      }
+      stack[depth++] = sum;
+    }
+    return stack[0];
   }
 
   /** ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) of the lanes at {@code at}. */

@@ -717,6 +717,39 @@ final class VectorRowPasses implements RowPasses {
     }
   }
 
+  /**
+   * Block by block ({@link SumTree}), a register per block and the block's tail in scalar code into
+   * its lanes, as the other reductions. LayerNorm over rows that all take this pass (first eight
+   * elements far from the rest): 0.43 ns an element against 0.78 with the scalar pass at width 768,
+   * 0.28 against 0.67 at 4096 (2026-11-27).
+   */
+  @Override
+  public float sumOfSquaredDeviations(
+      float[] values, int offset, int width, float shift, float center) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(blocks * FLOAT_LANES);
+    int index = offset;
+    for (int block = 0, at = 0; block < blocks; block++, at += FLOAT_LANES) {
+      int end = offset + ends[block];
+      int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+      FloatVector sum = FloatVector.zero(FLOATS);
+      for (; index < full; index += FLOAT_LANES) {
+        FloatVector deviation = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+        sum = sum.add(deviation.mul(deviation));
+      }
+      sum.intoArray(lanes, at);
+      // The tail, element j to lane j, in scalar code (the class comment says why).
+      for (int lane = at; index < end; index++, lane++) {
+        float deviation = values[index] - shift - center;
+        lanes[lane] += deviation * deviation;
+      }
+    }
+    return tree.sum(lanes, 0);
+  }
+
   /** Eight rows at a time where rows hold eight elements ({@link #sumsOfEightRows}). */
   @Override
   public void layerNormShifts(float[] values, int offset, int width, int count, float[] shifts) {
