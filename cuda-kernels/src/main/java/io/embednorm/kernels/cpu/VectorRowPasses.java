@@ -417,13 +417,12 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * Rows of 32, 64 or 128 (flat, and a power of two, so that ÷ width is × 2^-k with the same bits),
-   * up to a group at a time: the shifts and both sums as for {@link LayerNormStatistics} (lanes
-   * added eight rows at a time by {@link #sumsOfEightRows}), the statistics of eight rows in
-   * float64 registers ({@link #plainStatistics}), and the output, with the scratch found once and
-   * no per-row call: at 32 elements a row that per-row work, not the elements, is most of
-   * LayerNorm's time. Each step runs over the whole group before the next, so that the eight-row
-   * blocks' latencies overlap.
+   * Rows of 32 (with or without γ and β), up to a group at a time: the shifts and both sums as for
+   * {@link LayerNormStatistics} (lanes added eight rows at a time by {@link #sumsOfEightRows}), the
+   * statistics of eight rows in float64 registers ({@link #plainStatistics}), and the output, with
+   * the scratch found once and no per-row call: at 32 elements a row that per-row work, not the
+   * elements, is most of LayerNorm's time. Each step runs over the whole group before the next, so
+   * that the eight-row blocks' latencies overlap.
    */
   @Override
   public int layerNormInEights(
@@ -441,7 +440,6 @@ final class VectorRowPasses implements RowPasses {
     if (width != STEP) {
       return 0;
     }
-    double inverseWidth = 1.0 / STEP;
     RowScratch scratch = RowScratch.current();
     float[] shifts = scratch.rowScalars(0);
     float[] sums = scratch.rowScalars(1);
@@ -455,9 +453,7 @@ final class VectorRowPasses implements RowPasses {
     while (count - done >= FLOAT_LANES) {
       int rows = Math.min(count - done, FloatRowKernels.GROUP_ROWS) & ~(FLOAT_LANES - 1);
       int in = inputOffset + done * STEP;
-      for (int row = 0; row < rows; row += FLOAT_LANES) {
-        sumsOfEightRows(input, in + row * STEP, STEP, 0.125f, shifts, row);
-      }
+      layerNormShifts(input, in, STEP, rows, shifts);
       stepDifferenceLanes(input, in, rows, shifts, sumLanes, squareLanes);
       int plain = 0;
       for (; plain < rows; plain += FLOAT_LANES) {
@@ -465,7 +461,6 @@ final class VectorRowPasses implements RowPasses {
         sumsOfEightRows(squareLanes, plain * FLOAT_LANES, FLOAT_LANES, 1f, squares, plain);
         if (!plainStatistics(
             plain,
-            inverseWidth,
             shifts,
             sums,
             squares,
@@ -503,16 +498,15 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * For the eight rows from {@code from}: {@link LayerNormStatistics#compute}'s variance, {@link
-   * #centers} and {@link #inverseSquareRoots} with the same float64 operations (÷ width as ×
-   * inverseWidth, an exact power of two: the same bits), into high, low and inverseDeviations;
-   * false, leaving them unspecified, where any row would take another path there. In registers
-   * throughout: through arrays, each change between scalar and vector stores and loads stalled on
-   * store forwarding (about 40 % of the kernel's samples).
+   * For the eight rows of 32 from {@code from}: {@link LayerNormStatistics#compute}'s variance,
+   * {@link #centers} and {@link #inverseSquareRoots} with the same float64 operations (÷ 32 as ×
+   * 2^-5: the same bits), into high, low and inverseDeviations; false, leaving them unspecified,
+   * where any row would take another path there. In registers throughout: through arrays, each
+   * change between scalar and vector stores and loads stalled on store forwarding (about 40 % of
+   * the kernel's samples).
    */
   private static boolean plainStatistics(
       int from,
-      double inverseWidth,
       float[] shifts,
       float[] sums,
       float[] squares,
@@ -522,6 +516,7 @@ final class VectorRowPasses implements RowPasses {
       float[] high,
       float[] low,
       float[] inverseDeviations) {
+    double inverseWidth = 1.0 / STEP;
     FloatVector sum = FloatVector.fromArray(FLOATS, sums, from);
     FloatVector square = FloatVector.fromArray(FLOATS, squares, from);
     FloatVector shift = FloatVector.fromArray(FLOATS, shifts, from);
