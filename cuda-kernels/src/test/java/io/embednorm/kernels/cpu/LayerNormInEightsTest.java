@@ -20,10 +20,6 @@ import org.junit.jupiter.api.Test;
 class LayerNormInEightsTest {
   private static final int WIDTH = 32;
   private static final int[] COUNTS = {7, 8, 9, 16, 23, 24, 64, 71, 72, 150};
-  private static final RowDistribution[] PLAIN =
-      new RowDistribution[] {
-        RowDistribution.NORMAL, RowDistribution.LARGE_MEAN, RowDistribution.MIXED_MAGNITUDES
-      };
 
   @Test
   void plainRowsGoEightAtATimeWithTheBitsOfTheScalarPasses() {
