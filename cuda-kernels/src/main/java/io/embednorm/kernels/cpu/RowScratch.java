@@ -21,6 +21,7 @@ final class RowScratch {
   private double[] fallbackBias = new double[0];
   private final float[][] rowScalars = new float[ROW_SCALAR_ARRAYS][FloatRowKernels.GROUP_ROWS];
   private final double[][] rowDoubles = new double[2][FloatRowKernels.GROUP_ROWS];
+  private final float[][] logarithmParts = new float[2][FloatRowKernels.GROUP_ROWS];
   private float[] lanes = new float[64 * 8];
   private float[] squareLanes = new float[64 * 8];
   private float[] exponentials = new float[0];
@@ -85,6 +86,14 @@ final class RowScratch {
    */
   double[] rowDoubles(int index) {
     return rowDoubles[index];
+  }
+
+  /**
+   * One of two arrays of {@link FloatRowKernels#GROUP_ROWS} floats: the SIMD logarithms' reduced
+   * arguments and exponents, between their two loops.
+   */
+  float[] logarithmParts(int index) {
+    return logarithmParts[index];
   }
 
   /**

@@ -250,6 +250,44 @@ class RowPassSelectionTest {
     assertThat(fromVector).isEqualTo(fromScalar);
   }
 
+  /**
+   * The SIMD logarithms (two loops with the reduced argument and exponent stored between them) give
+   * the scalar bits for every count up to a group, over sums spread from 1 to 2^31, mantissas on
+   * both sides of √½ (where the reduction switches), 1, +inf and NaN.
+   */
+  @Test
+  void theVectorLogarithmsGiveTheScalarBitsOverAGroup() {
+    float[] edges = {
+      1f, Float.POSITIVE_INFINITY, Float.NaN, Float.MAX_VALUE, 0x1p31f, 2f, 1.0000001f, 0.99999994f
+    };
+    int rootBits = Float.floatToRawIntBits(FloatLogarithm.SQRT_HALF);
+    for (long seed : TestSeeds.seeds()) {
+      System.out.println("RowPassSelectionTest logarithms seed " + seed);
+      Random random = new Random(seed);
+      for (int count = 1; count <= FloatRowKernels.GROUP_ROWS; count++) {
+        float[] sums = new float[count];
+        for (int i = 0; i < count; i++) {
+          switch (random.nextInt(4)) {
+            case 0 -> sums[i] = edges[random.nextInt(edges.length)];
+            case 1 -> {
+              // A mantissa within a few ulps of √½'s, at a random power of two from 2 to 2^30.
+              float mantissa = Float.intBitsToFloat(rootBits + random.nextInt(9) - 4);
+              sums[i] = Math.scalb(mantissa, 1 + random.nextInt(30));
+            }
+            default -> sums[i] = (float) Math.exp(random.nextDouble() * Math.log(0x1p31));
+          }
+        }
+        float[] fromVector = sums.clone();
+        float[] fromScalar = sums.clone();
+        RowPassSelection.VECTOR.logarithms(fromVector, count);
+        ScalarRowPasses.INSTANCE.logarithms(fromScalar, count);
+        assertThat(fromVector)
+            .as("seed %d, %d sums %s", seed, count, Arrays.toString(sums))
+            .isEqualTo(fromScalar);
+      }
+    }
+  }
+
   /** What a fresh JVM without this one's options selects. */
   private static String probe(List<String> options) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
