@@ -5,6 +5,7 @@ import java.util.List;
 import jdk.incubator.vector.DoubleVector;
 import jdk.incubator.vector.FloatVector;
 import jdk.incubator.vector.IntVector;
+import jdk.incubator.vector.Vector;
 import jdk.incubator.vector.VectorMask;
 import jdk.incubator.vector.VectorOperators;
 import jdk.incubator.vector.VectorShuffle;
@@ -46,7 +47,10 @@ import jdk.incubator.vector.VectorSpecies;
  *       for their intrinsics;
  *   <li>no vector changes shape (float32 ⇄ float64 goes through arrays by plain casts) but in
  *       {@link #plainStatistics}, a small method of its own: such a conversion was sometimes
- *       inlined too late in the same way.
+ *       inlined too late in the same way;
+ *   <li>a vector whose class C2 cannot see where it is stored is cast to it first ({@link
+ *       #FLOAT_CLASS}): the store's species otherwise comes from a profile that the 512-bit stores
+ *       share.
  * </ul>
  *
  * The engine's allocation per row (thread allocation counters around a benchmark) is the check.
@@ -105,6 +109,18 @@ final class VectorRowPasses implements RowPasses {
    * exponentials an instruction computes (AMD Zen 5, JDK 17: docs/PERFORMANCE.md).
    */
   private final boolean wideExponentials;
+
+  /**
+   * The class of {@link #FLOATS}' vectors, a constant to C2, for {@code ((FloatVector)
+   * FLOAT_CLASS.cast(v)).intoArray(...)}: a store of a vector whose class C2 does not yet know
+   * where it parses the store (a blend, a shape conversion). {@code intoArray} finds the species
+   * through calls on the vector; without its class C2 takes them from their profile, which the 256-
+   * and 512-bit stores share once the wide exponentials have run, cannot tell the species, and runs
+   * the store as a Java call with the vector allocated. The cast (an intrinsic) gives the class: at
+   * width 32, rms_norm ran 15-25 % and layer_norm 60-120 % slower after a softmax in the same JVM
+   * without it (2026-11-27).
+   */
+  private static final Class<? extends Vector<Float>> FLOAT_CLASS = FLOATS.vectorType();
 
   private VectorRowPasses(boolean wideExponentials) {
     this.wideExponentials = wideExponentials;
@@ -410,10 +426,11 @@ final class VectorRowPasses implements RowPasses {
         p01.blend(p23, UPPER_OF_TWOS).add(p23.blend(p01, UPPER_OF_TWOS).rearrange(SWAP_TWOS));
     FloatVector q4567 =
         p45.blend(p67, UPPER_OF_TWOS).add(p67.blend(p45, UPPER_OF_TWOS).rearrange(SWAP_TWOS));
-    q0123
-        .blend(q4567, UPPER_OF_FOURS)
-        .add(q4567.blend(q0123, UPPER_OF_FOURS).rearrange(SWAP_FOURS))
-        .intoArray(sums, to);
+    FloatVector eightSums =
+        q0123
+            .blend(q4567, UPPER_OF_FOURS)
+            .add(q4567.blend(q0123, UPPER_OF_FOURS).rearrange(SWAP_FOURS));
+    ((FloatVector) FLOAT_CLASS.cast(eightSums)).intoArray(sums, to);
   }
 
   /**
@@ -566,19 +583,20 @@ final class VectorRowPasses implements RowPasses {
             .blend(
                 (FloatVector) centerHigh.convertShape(VectorOperators.D2F, FLOATS, -1),
                 UPPER_OF_FOURS);
-    center.intoArray(high, from);
-    ((FloatVector)
-            centerLow
-                .sub(center.convertShape(VectorOperators.F2D, DOUBLES, 0))
-                .convertShape(VectorOperators.D2F, FLOATS, 0))
-        .blend(
-            (FloatVector)
-                centerHigh
-                    .sub(center.convertShape(VectorOperators.F2D, DOUBLES, 1))
-                    .convertShape(VectorOperators.D2F, FLOATS, -1),
-            UPPER_OF_FOURS)
-        .intoArray(low, from);
-    inverse.intoArray(inverseDeviations, from);
+    ((FloatVector) FLOAT_CLASS.cast(center)).intoArray(high, from);
+    FloatVector remainder =
+        ((FloatVector)
+                centerLow
+                    .sub(center.convertShape(VectorOperators.F2D, DOUBLES, 0))
+                    .convertShape(VectorOperators.D2F, FLOATS, 0))
+            .blend(
+                (FloatVector)
+                    centerHigh
+                        .sub(center.convertShape(VectorOperators.F2D, DOUBLES, 1))
+                        .convertShape(VectorOperators.D2F, FLOATS, -1),
+                UPPER_OF_FOURS);
+    ((FloatVector) FLOAT_CLASS.cast(remainder)).intoArray(low, from);
+    ((FloatVector) FLOAT_CLASS.cast(inverse)).intoArray(inverseDeviations, from);
     // FloatRowKernels' float64 fallback: the variance outside [smallest, largest], or an inverse
     // deviation that is not a normal float.
     return variance
