@@ -111,16 +111,20 @@ final class VectorRowPasses implements RowPasses {
   private final boolean wideExponentials;
 
   /**
-   * The class of {@link #FLOATS}' vectors, a constant to C2, for {@code ((FloatVector)
-   * FLOAT_CLASS.cast(v)).intoArray(...)}: a store of a vector whose class C2 does not yet know
-   * where it parses the store (a blend, a shape conversion). {@code intoArray} finds the species
-   * through calls on the vector; without its class C2 takes them from their profile, which the 256-
-   * and 512-bit stores share once the wide exponentials have run, cannot tell the species, and runs
-   * the store as a Java call with the vector allocated. The cast (an intrinsic) gives the class: at
-   * width 32, rms_norm ran 15-25 % and layer_norm 60-120 % slower after a softmax in the same JVM
-   * without it (2026-11-27).
+   * The class of {@link #FLOATS}' vectors, a constant to C2: every float store here is {@code
+   * ((FloatVector) FLOAT_CLASS.cast(v)).intoArray(...)}. {@code intoArray} finds the species
+   * through calls on the vector; where C2 does not know the vector's class as it parses the store
+   * (a loop's register, a blend, a shape conversion) it takes them from their profile, which the
+   * 256- and 512-bit stores share once the wide exponentials have run, cannot tell the species, and
+   * runs the store as a Java call with the vector allocated. The cast (an intrinsic) gives the
+   * class. Without it, after a softmax in the same JVM, rms_norm at width 32 ran 15-25 % slower and
+   * layer_norm 60-120 %; after several ops and widths, l2_normalize at widths 100 and 300 ran 3-4x
+   * slower (2026-11-27, {@code bench/cpu-probes/MixedProbe.java}).
    */
   private static final Class<? extends Vector<Float>> FLOAT_CLASS = FLOATS.vectorType();
+
+  /** The class of {@link #WIDE_FLOATS}' vectors, for the same casts ({@link #FLOAT_CLASS}). */
+  private static final Class<? extends Vector<Float>> WIDE_FLOAT_CLASS = WIDE_FLOATS.vectorType();
 
   private VectorRowPasses(boolean wideExponentials) {
     this.wideExponentials = wideExponentials;
@@ -174,11 +178,13 @@ final class VectorRowPasses implements RowPasses {
       int left = perRow;
       int at = 0;
       for (int index = offset, end = offset + count * width; index < end; index += STEP) {
-        FloatVector.fromArray(FLOATS, lanes, at)
-            .max(FloatVector.fromArray(FLOATS, values, index))
-            .max(FloatVector.fromArray(FLOATS, values, index + 8))
-            .max(FloatVector.fromArray(FLOATS, values, index + 16))
-            .max(FloatVector.fromArray(FLOATS, values, index + 24))
+        ((FloatVector)
+                FLOAT_CLASS.cast(
+                    FloatVector.fromArray(FLOATS, lanes, at)
+                        .max(FloatVector.fromArray(FLOATS, values, index))
+                        .max(FloatVector.fromArray(FLOATS, values, index + 8))
+                        .max(FloatVector.fromArray(FLOATS, values, index + 16))
+                        .max(FloatVector.fromArray(FLOATS, values, index + 24))))
             .intoArray(lanes, at);
         if (--left == 0) {
           left = perRow;
@@ -208,7 +214,7 @@ final class VectorRowPasses implements RowPasses {
       for (int end = start + full; index < end; index += FLOAT_LANES) {
         maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
       }
-      maximum.intoArray(lanes, row * FLOAT_LANES);
+      ((FloatVector) FLOAT_CLASS.cast(maximum)).intoArray(lanes, row * FLOAT_LANES);
       // The tail, element j to lane j, in scalar code (the class comment says why).
       for (int lane = row * FLOAT_LANES, end = start + width; index < end; index++, lane++) {
         lanes[lane] = Math.max(lanes[lane], values[index]);
@@ -241,11 +247,13 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
         FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
         FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
-        FloatVector.zero(FLOATS)
-            .add(a.mul(a))
-            .add(b.mul(b))
-            .add(c.mul(c))
-            .add(d.mul(d))
+        ((FloatVector)
+                FLOAT_CLASS.cast(
+                    FloatVector.zero(FLOATS)
+                        .add(a.mul(a))
+                        .add(b.mul(b))
+                        .add(c.mul(c))
+                        .add(d.mul(d))))
             .intoArray(lanes, row * FLOAT_LANES);
       }
       sumsOfLanes(lanes, count, sums);
@@ -262,7 +270,7 @@ final class VectorRowPasses implements RowPasses {
           FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
           sum = sum.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
         }
-        sum.intoArray(lanes, row * FLOAT_LANES);
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
       }
       sumsOfLanes(lanes, count, sums);
       return;
@@ -288,10 +296,10 @@ final class VectorRowPasses implements RowPasses {
           d = d.add(w.mul(w));
         }
         index += 3 * uniform;
-        a.intoArray(lanes, at);
-        b.intoArray(lanes, at + 8);
-        c.intoArray(lanes, at + 16);
-        d.intoArray(lanes, at + 24);
+        ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(lanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(lanes, at + 8);
+        ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(lanes, at + 16);
+        ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(lanes, at + 24);
       }
       for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
@@ -301,7 +309,7 @@ final class VectorRowPasses implements RowPasses {
           FloatVector value = FloatVector.fromArray(FLOATS, values, index);
           sum = sum.add(value.mul(value));
         }
-        sum.intoArray(lanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
         for (int lane = at; index < end; index++, lane++) {
           lanes[lane] += values[index] * values[index];
@@ -334,7 +342,7 @@ final class VectorRowPasses implements RowPasses {
                   .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
                   .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
         }
-        sum.intoArray(lanes, row * FLOAT_LANES);
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
       }
       sumsOfLanes(lanes, count, sums);
       return;
@@ -357,10 +365,10 @@ final class VectorRowPasses implements RowPasses {
           d = d.add(FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift));
         }
         index += 3 * uniform;
-        a.intoArray(lanes, at);
-        b.intoArray(lanes, at + 8);
-        c.intoArray(lanes, at + 16);
-        d.intoArray(lanes, at + 24);
+        ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(lanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(lanes, at + 8);
+        ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(lanes, at + 16);
+        ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(lanes, at + 24);
       }
       for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
@@ -369,7 +377,7 @@ final class VectorRowPasses implements RowPasses {
         for (; index < full; index += FLOAT_LANES) {
           sum = sum.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
         }
-        sum.intoArray(lanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
         for (int lane = at; index < end; index++, lane++) {
           lanes[lane] += values[index] - shift;
@@ -652,33 +660,41 @@ final class VectorRowPasses implements RowPasses {
       FloatVector centerHigh = FloatVector.broadcast(FLOATS, high[row]);
       FloatVector centerLow = FloatVector.broadcast(FLOATS, low[row]);
       FloatVector inverseDeviation = FloatVector.broadcast(FLOATS, inverseDeviations[row]);
-      FloatVector.fromArray(FLOATS, input, in)
-          .sub(centerHigh)
-          .sub(centerLow)
-          .mul(inverseDeviation)
-          .mul(gammaA)
-          .add(betaA)
+      ((FloatVector)
+              FLOAT_CLASS.cast(
+                  FloatVector.fromArray(FLOATS, input, in)
+                      .sub(centerHigh)
+                      .sub(centerLow)
+                      .mul(inverseDeviation)
+                      .mul(gammaA)
+                      .add(betaA)))
           .intoArray(output, out);
-      FloatVector.fromArray(FLOATS, input, in + 8)
-          .sub(centerHigh)
-          .sub(centerLow)
-          .mul(inverseDeviation)
-          .mul(gammaB)
-          .add(betaB)
+      ((FloatVector)
+              FLOAT_CLASS.cast(
+                  FloatVector.fromArray(FLOATS, input, in + 8)
+                      .sub(centerHigh)
+                      .sub(centerLow)
+                      .mul(inverseDeviation)
+                      .mul(gammaB)
+                      .add(betaB)))
           .intoArray(output, out + 8);
-      FloatVector.fromArray(FLOATS, input, in + 16)
-          .sub(centerHigh)
-          .sub(centerLow)
-          .mul(inverseDeviation)
-          .mul(gammaC)
-          .add(betaC)
+      ((FloatVector)
+              FLOAT_CLASS.cast(
+                  FloatVector.fromArray(FLOATS, input, in + 16)
+                      .sub(centerHigh)
+                      .sub(centerLow)
+                      .mul(inverseDeviation)
+                      .mul(gammaC)
+                      .add(betaC)))
           .intoArray(output, out + 16);
-      FloatVector.fromArray(FLOATS, input, in + 24)
-          .sub(centerHigh)
-          .sub(centerLow)
-          .mul(inverseDeviation)
-          .mul(gammaD)
-          .add(betaD)
+      ((FloatVector)
+              FLOAT_CLASS.cast(
+                  FloatVector.fromArray(FLOATS, input, in + 24)
+                      .sub(centerHigh)
+                      .sub(centerLow)
+                      .mul(inverseDeviation)
+                      .mul(gammaD)
+                      .add(betaD)))
           .intoArray(output, out + 24);
     }
   }
@@ -723,10 +739,10 @@ final class VectorRowPasses implements RowPasses {
               .sub(centerHigh)
               .sub(centerLow)
               .mul(inverseDeviation);
-      a.intoArray(output, out);
-      b.intoArray(output, out + 8);
-      c.intoArray(output, out + 16);
-      d.intoArray(output, out + 24);
+      ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(output, out);
+      ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(output, out + 8);
+      ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(output, out + 16);
+      ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(output, out + 24);
     }
   }
 
@@ -753,7 +769,7 @@ final class VectorRowPasses implements RowPasses {
         FloatVector deviation = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
         sum = sum.add(deviation.mul(deviation));
       }
-      sum.intoArray(lanes, at);
+      ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
       // The tail, element j to lane j, in scalar code (the class comment says why).
       for (int lane = at; index < end; index++, lane++) {
         float deviation = values[index] - shift - center;
@@ -824,12 +840,11 @@ final class VectorRowPasses implements RowPasses {
       FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
       FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
       FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
-      FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d).intoArray(sumLanes, row * FLOAT_LANES);
-      FloatVector.zero(FLOATS)
-          .add(a.mul(a))
-          .add(b.mul(b))
-          .add(c.mul(c))
-          .add(d.mul(d))
+      ((FloatVector) FLOAT_CLASS.cast(FloatVector.zero(FLOATS).add(a).add(b).add(c).add(d)))
+          .intoArray(sumLanes, row * FLOAT_LANES);
+      ((FloatVector)
+              FLOAT_CLASS.cast(
+                  FloatVector.zero(FLOATS).add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d))))
           .intoArray(squareLanes, row * FLOAT_LANES);
     }
   }
@@ -855,8 +870,8 @@ final class VectorRowPasses implements RowPasses {
         sum = sum.add(a).add(b).add(c).add(d);
         square = square.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
       }
-      sum.intoArray(sumLanes, row * FLOAT_LANES);
-      square.intoArray(squareLanes, row * FLOAT_LANES);
+      ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(sumLanes, row * FLOAT_LANES);
+      ((FloatVector) FLOAT_CLASS.cast(square)).intoArray(squareLanes, row * FLOAT_LANES);
     }
   }
 
@@ -904,14 +919,14 @@ final class VectorRowPasses implements RowPasses {
           dd = dd.add(w.mul(w));
         }
         index += 3 * uniform;
-        a.intoArray(sumLanes, at);
-        b.intoArray(sumLanes, at + 8);
-        c.intoArray(sumLanes, at + 16);
-        d.intoArray(sumLanes, at + 24);
-        aa.intoArray(squareLanes, at);
-        bb.intoArray(squareLanes, at + 8);
-        cc.intoArray(squareLanes, at + 16);
-        dd.intoArray(squareLanes, at + 24);
+        ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(sumLanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(sumLanes, at + 8);
+        ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(sumLanes, at + 16);
+        ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(sumLanes, at + 24);
+        ((FloatVector) FLOAT_CLASS.cast(aa)).intoArray(squareLanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(bb)).intoArray(squareLanes, at + 8);
+        ((FloatVector) FLOAT_CLASS.cast(cc)).intoArray(squareLanes, at + 16);
+        ((FloatVector) FLOAT_CLASS.cast(dd)).intoArray(squareLanes, at + 24);
       }
       for (; block < blocks; block++, at += FLOAT_LANES) {
         int end = start + ends[block];
@@ -923,8 +938,8 @@ final class VectorRowPasses implements RowPasses {
           sum = sum.add(difference);
           square = square.add(difference.mul(difference));
         }
-        sum.intoArray(sumLanes, at);
-        square.intoArray(squareLanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(sumLanes, at);
+        ((FloatVector) FLOAT_CLASS.cast(square)).intoArray(squareLanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
         for (int lane = at; index < end; index++, lane++) {
           float difference = values[index] - shift;
@@ -984,7 +999,7 @@ final class VectorRowPasses implements RowPasses {
                   .reinterpretAsFloats();
           sum = sum.add(mantissa.mul(power));
         }
-        sum.intoArray(lanes, row * FLOAT_LANES);
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
       }
       sumsOfLanes(lanes, count, sums);
       return;
@@ -1061,7 +1076,7 @@ final class VectorRowPasses implements RowPasses {
                 .add(127 - FloatExponential.ROUNDING_BITS)
                 .lanewise(VectorOperators.LSHL, 23)
                 .reinterpretAsFloats();
-        mantissa.mul(power).intoArray(output, index + shift);
+        ((FloatVector) FLOAT_CLASS.cast(mantissa.mul(power))).intoArray(output, index + shift);
       }
       for (; index < end; index++) {
         output[index + shift] = FloatExponential.exp(input[index] - maximum);
@@ -1166,7 +1181,8 @@ final class VectorRowPasses implements RowPasses {
                   .lanewise(VectorOperators.ADD, exponentBias)
                   .lanewise(VectorOperators.MUL, exponentScale)
                   .reinterpretShape(WIDE_FLOATS, 0);
-      mantissa.lanewise(VectorOperators.MUL, power).intoArray(output, index + shift);
+      ((FloatVector) WIDE_FLOAT_CLASS.cast(mantissa.lanewise(VectorOperators.MUL, power)))
+          .intoArray(output, index + shift);
     }
   }
 
@@ -1233,7 +1249,8 @@ final class VectorRowPasses implements RowPasses {
                     .lanewise(VectorOperators.ADD, exponentBias)
                     .lanewise(VectorOperators.MUL, exponentScale)
                     .reinterpretShape(WIDE_FLOATS, 0);
-        mantissa.lanewise(VectorOperators.MUL, power).intoArray(output, index + shift);
+        ((FloatVector) WIDE_FLOAT_CLASS.cast(mantissa.lanewise(VectorOperators.MUL, power)))
+            .intoArray(output, index + shift);
       }
       for (; index < end; index++) {
         output[index + shift] = FloatExponential.exp(input[index] - maximum);
@@ -1285,10 +1302,10 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, input, index + 8).mul(scale);
         FloatVector c = FloatVector.fromArray(FLOATS, input, index + 16).mul(scale);
         FloatVector d = FloatVector.fromArray(FLOATS, input, index + 24).mul(scale);
-        a.intoArray(output, index + shift);
-        b.intoArray(output, index + shift + 8);
-        c.intoArray(output, index + shift + 16);
-        d.intoArray(output, index + shift + 24);
+        ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(output, index + shift);
+        ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(output, index + shift + 8);
+        ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(output, index + shift + 16);
+        ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(output, index + shift + 24);
         if (--left == 0) {
           left = perRow;
           row++;
@@ -1307,16 +1324,19 @@ final class VectorRowPasses implements RowPasses {
       int i = 0;
       if (weight == null) {
         for (; i < full; i += FLOAT_LANES) {
-          FloatVector.fromArray(FLOATS, input, in + i).mul(scale).intoArray(output, out + i);
+          ((FloatVector) FLOAT_CLASS.cast(FloatVector.fromArray(FLOATS, input, in + i).mul(scale)))
+              .intoArray(output, out + i);
         }
         for (; i < width; i++) {
           output[out + i] = input[in + i] * scale;
         }
       } else {
         for (; i < full; i += FLOAT_LANES) {
-          FloatVector.fromArray(FLOATS, input, in + i)
-              .mul(scale)
-              .mul(FloatVector.fromArray(FLOATS, weight, i))
+          ((FloatVector)
+                  FLOAT_CLASS.cast(
+                      FloatVector.fromArray(FLOATS, input, in + i)
+                          .mul(scale)
+                          .mul(FloatVector.fromArray(FLOATS, weight, i))))
               .intoArray(output, out + i);
         }
         for (; i < width; i++) {
@@ -1373,10 +1393,10 @@ final class VectorRowPasses implements RowPasses {
                 .sub(centerHigh)
                 .sub(centerLow)
                 .mul(inverseDeviation);
-        a.intoArray(output, index + shift);
-        b.intoArray(output, index + shift + 8);
-        c.intoArray(output, index + shift + 16);
-        d.intoArray(output, index + shift + 24);
+        ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(output, index + shift);
+        ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(output, index + shift + 8);
+        ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(output, index + shift + 16);
+        ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(output, index + shift + 24);
         if (--left == 0) {
           left = perRow;
           row++;
@@ -1407,7 +1427,7 @@ final class VectorRowPasses implements RowPasses {
         if (beta != null) {
           value = value.add(FloatVector.fromArray(FLOATS, beta, i));
         }
-        value.intoArray(output, out + i);
+        ((FloatVector) FLOAT_CLASS.cast(value)).intoArray(output, out + i);
       }
       for (; i < width; i++) {
         float value = (input[in + i] - centerHigh - centerLow) * inverseDeviation;
@@ -1444,10 +1464,10 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, input, index + 8).sub(maximum).sub(logSum);
         FloatVector c = FloatVector.fromArray(FLOATS, input, index + 16).sub(maximum).sub(logSum);
         FloatVector d = FloatVector.fromArray(FLOATS, input, index + 24).sub(maximum).sub(logSum);
-        a.intoArray(output, index + shift);
-        b.intoArray(output, index + shift + 8);
-        c.intoArray(output, index + shift + 16);
-        d.intoArray(output, index + shift + 24);
+        ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(output, index + shift);
+        ((FloatVector) FLOAT_CLASS.cast(b)).intoArray(output, index + shift + 8);
+        ((FloatVector) FLOAT_CLASS.cast(c)).intoArray(output, index + shift + 16);
+        ((FloatVector) FLOAT_CLASS.cast(d)).intoArray(output, index + shift + 24);
         if (--left == 0) {
           left = perRow;
           row++;
@@ -1463,9 +1483,9 @@ final class VectorRowPasses implements RowPasses {
       int out = outputOffset + row * width;
       int i = 0;
       for (; i < full; i += FLOAT_LANES) {
-        FloatVector.fromArray(FLOATS, input, in + i)
-            .sub(maximum)
-            .sub(logSum)
+        ((FloatVector)
+                FLOAT_CLASS.cast(
+                    FloatVector.fromArray(FLOATS, input, in + i).sub(maximum).sub(logSum)))
             .intoArray(output, out + i);
       }
       for (; i < width; i++) {
@@ -1652,15 +1672,22 @@ final class VectorRowPasses implements RowPasses {
               .lanewise(VectorOperators.OR, halfBits)
               .reinterpretAsFloats();
       VectorMask<Float> belowRoot = m.compare(VectorOperators.LT, sqrtHalf);
-      m.lanewise(VectorOperators.SUB, one)
-          .blend(m.lanewise(VectorOperators.ADD, m).lanewise(VectorOperators.SUB, one), belowRoot)
-          .intoArray(reduced, i);
-      // e − 0 is e (never −0: it comes from an int), e − 1 below the root, as the scalar branch.
       ((FloatVector)
-              bits.lanewise(VectorOperators.LSHR, exponentShift)
-                  .lanewise(VectorOperators.SUB, exponentBias)
-                  .convert(VectorOperators.I2F, 0))
-          .lanewise(VectorOperators.SUB, zero.blend(one, belowRoot))
+              FLOAT_CLASS.cast(
+                  m.lanewise(VectorOperators.SUB, one)
+                      .blend(
+                          m.lanewise(VectorOperators.ADD, m).lanewise(VectorOperators.SUB, one),
+                          belowRoot)))
+          .intoArray(reduced, i);
+      ((FloatVector)
+              FLOAT_CLASS
+                  .cast( // e − 0 is e (never −0: it comes from an int), e − 1 below the root, as
+                      // the scalar branch.
+                      ((FloatVector)
+                              bits.lanewise(VectorOperators.LSHR, exponentShift)
+                                  .lanewise(VectorOperators.SUB, exponentBias)
+                                  .convert(VectorOperators.I2F, 0))
+                          .lanewise(VectorOperators.SUB, zero.blend(one, belowRoot))))
           .intoArray(exponents, i);
     }
   }
@@ -1710,9 +1737,13 @@ final class VectorRowPasses implements RowPasses {
               .lanewise(VectorOperators.MUL, z)
               .lanewise(VectorOperators.ADD, e.lanewise(VectorOperators.MUL, ln2Low))
               .lanewise(VectorOperators.ADD, z.lanewise(VectorOperators.MUL, minusHalf));
-      f.lanewise(VectorOperators.ADD, y)
-          .lanewise(VectorOperators.ADD, e.lanewise(VectorOperators.MUL, ln2High))
-          .blend(notANumber, FloatVector.fromArray(FLOATS, values, i).test(VectorOperators.IS_NAN))
+      ((FloatVector)
+              FLOAT_CLASS.cast(
+                  f.lanewise(VectorOperators.ADD, y)
+                      .lanewise(VectorOperators.ADD, e.lanewise(VectorOperators.MUL, ln2High))
+                      .blend(
+                          notANumber,
+                          FloatVector.fromArray(FLOATS, values, i).test(VectorOperators.IS_NAN))))
           .intoArray(values, i);
     }
   }
