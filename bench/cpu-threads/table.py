@@ -1,5 +1,6 @@
-"""Table of run.sh's CSVs: GB/s (read + written, 2 x 256 MiB an operation) per op, width and thread
-count, the speed-up over one thread in brackets, and one thread's % of a one-thread copy."""
+"""Table of run.sh's CSVs: GB/s (read + written, 2 x 256 MiB an operation) per op and width (rows)
+and thread count (columns), the speed-up over one thread in brackets, and one thread's % of a
+one-thread copy."""
 import csv
 import glob
 import os
@@ -25,18 +26,16 @@ def main(directory):
             simd[(p["op"], int(p["width"]), int(p["threads"]))] = rate
     threads = sorted(copy)
     cells = sorted({(op, width) for (op, width, _) in simd}, key=lambda c: (c[0], c[1]))
-    print("| threads | copy | " + " | ".join("%s %d" % c for c in cells) + " |")
-    print("|---:" * (len(cells) + 2) + "|")
-    for t in threads:
-        row = ["%d" % t, cell(copy.get(t), copy.get(1))]
-        for op, width in cells:
-            row.append(cell(simd.get((op, width, t)), simd.get((op, width, 1))))
-        print("| " + " | ".join(row) + " |")
+    print("| op | width | " + " | ".join("%d thread%s" % (t, "" if t == 1 else "s") for t in threads)
+          + " | 1 thread, % of a 1-thread copy |")
+    print("|---|---:" + "|---:" * (len(threads) + 1) + "|")
+    print("| copy | | " + " | ".join(cell(copy.get(t), copy.get(1)) for t in threads) + " | |")
     one = copy.get(1)
-    print()
-    print("one thread, % of a one-thread copy: " + ", ".join(
-        "%s %d %.0f %%" % (op, width, 100 * simd[(op, width, 1)] / one)
-        for op, width in cells if (op, width, 1) in simd and one))
+    for op, width in cells:
+        single = simd.get((op, width, 1))
+        row = [cell(simd.get((op, width, t)), single) for t in threads]
+        share = "%.0f %%" % (100 * single / one) if single and one else "-"
+        print("| %s | %d | %s | %s |" % (op, width, " | ".join(row), share))
 
 
 def cell(rate, single):
