@@ -1186,7 +1186,10 @@ final class VectorRowPasses implements RowPasses {
     }
   }
 
-  /** Other widths: a loop per row over its whole registers, then the row's tail in scalar code. */
+  /**
+   * Other widths: one loop over all rows' whole registers, then the rows' tails in scalar code
+   * ({@link #exponentialTails}).
+   */
   private static void wideExponentialsByRow(
       float[] input,
       int inputOffset,
@@ -1210,49 +1213,77 @@ final class VectorRowPasses implements RowPasses {
     IntVector exponentBias = IntVector.broadcast(WIDE_INTS, 127 - FloatExponential.ROUNDING_BITS);
     IntVector exponentScale = IntVector.broadcast(WIDE_INTS, 1 << 23);
     int shift = outputOffset - inputOffset;
+    int perRow = width / WIDE_LANES;
+    int tail = width - perRow * WIDE_LANES;
+    int row = 0;
+    int left = perRow;
+    // One loop over all rows' whole registers; only ints change where a row ends (a row's vector
+    // in a nested loop got C2 to allocate this method's constants on every call).
+    for (int index = inputOffset, end = inputOffset + count * width - tail;
+        perRow > 0 && index < end;
+        index += WIDE_LANES) {
+      FloatVector x =
+          FloatVector.fromArray(WIDE_FLOATS, input, index)
+              .lanewise(VectorOperators.SUB, FloatVector.broadcast(WIDE_FLOATS, maxima[row]))
+              .lanewise(VectorOperators.MAX, floor);
+      FloatVector rounded =
+          x.lanewise(VectorOperators.MUL, log2e).lanewise(VectorOperators.ADD, rounding);
+      FloatVector n = rounded.lanewise(VectorOperators.SUB, rounding);
+      FloatVector r =
+          x.lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2High))
+              .lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2Low));
+      FloatVector polynomial =
+          r.lanewise(VectorOperators.MUL, p0)
+              .lanewise(VectorOperators.ADD, p1)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p2)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p3)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p4)
+              .lanewise(VectorOperators.MUL, r)
+              .lanewise(VectorOperators.ADD, p5);
+      FloatVector mantissa =
+          polynomial
+              .lanewise(VectorOperators.MUL, r.lanewise(VectorOperators.MUL, r))
+              .lanewise(VectorOperators.ADD, r)
+              .lanewise(VectorOperators.ADD, one);
+      FloatVector power =
+          (FloatVector)
+              rounded
+                  .reinterpretShape(WIDE_INTS, 0)
+                  .lanewise(VectorOperators.ADD, exponentBias)
+                  .lanewise(VectorOperators.MUL, exponentScale)
+                  .reinterpretShape(WIDE_FLOATS, 0);
+      ((FloatVector) WIDE_FLOAT_CLASS.cast(mantissa.lanewise(VectorOperators.MUL, power)))
+          .intoArray(output, index + shift);
+      if (--left == 0) {
+        left = perRow;
+        row++;
+        index += tail;
+      }
+    }
+    exponentialTails(input, inputOffset, output, outputOffset, width, count, maxima);
+  }
+
+  /**
+   * The scalar exponentials of each row's last {@code width % 16} elements, after all rows'
+   * registers. In a method of its own: with the scalar calls in {@link #wideExponentialsByRow}, C2
+   * allocated that method's broadcast constants on every call.
+   */
+  private static void exponentialTails(
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int count,
+      float[] maxima) {
+    int shift = outputOffset - inputOffset;
+    int tail = width & (WIDE_LANES - 1);
     for (int row = 0, start = inputOffset; row < count; row++, start += width) {
       float maximum = maxima[row];
-      FloatVector shiftBy = FloatVector.broadcast(WIDE_FLOATS, maximum);
-      int end = start + width;
-      int index = start;
-      for (int full = start + (width & ~(WIDE_LANES - 1)); index < full; index += WIDE_LANES) {
-        FloatVector x =
-            FloatVector.fromArray(WIDE_FLOATS, input, index)
-                .lanewise(VectorOperators.SUB, shiftBy)
-                .lanewise(VectorOperators.MAX, floor);
-        FloatVector rounded =
-            x.lanewise(VectorOperators.MUL, log2e).lanewise(VectorOperators.ADD, rounding);
-        FloatVector n = rounded.lanewise(VectorOperators.SUB, rounding);
-        FloatVector r =
-            x.lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2High))
-                .lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2Low));
-        FloatVector polynomial =
-            r.lanewise(VectorOperators.MUL, p0)
-                .lanewise(VectorOperators.ADD, p1)
-                .lanewise(VectorOperators.MUL, r)
-                .lanewise(VectorOperators.ADD, p2)
-                .lanewise(VectorOperators.MUL, r)
-                .lanewise(VectorOperators.ADD, p3)
-                .lanewise(VectorOperators.MUL, r)
-                .lanewise(VectorOperators.ADD, p4)
-                .lanewise(VectorOperators.MUL, r)
-                .lanewise(VectorOperators.ADD, p5);
-        FloatVector mantissa =
-            polynomial
-                .lanewise(VectorOperators.MUL, r.lanewise(VectorOperators.MUL, r))
-                .lanewise(VectorOperators.ADD, r)
-                .lanewise(VectorOperators.ADD, one);
-        FloatVector power =
-            (FloatVector)
-                rounded
-                    .reinterpretShape(WIDE_INTS, 0)
-                    .lanewise(VectorOperators.ADD, exponentBias)
-                    .lanewise(VectorOperators.MUL, exponentScale)
-                    .reinterpretShape(WIDE_FLOATS, 0);
-        ((FloatVector) WIDE_FLOAT_CLASS.cast(mantissa.lanewise(VectorOperators.MUL, power)))
-            .intoArray(output, index + shift);
-      }
-      for (; index < end; index++) {
+      for (int index = start + width - tail, end = start + width; index < end; index++) {
         output[index + shift] = FloatExponential.exp(input[index] - maximum);
       }
     }
