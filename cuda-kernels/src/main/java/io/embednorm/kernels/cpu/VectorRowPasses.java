@@ -1085,112 +1085,21 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * {@link #exponentialsByRow} on 16-lane registers: rows whose width is a multiple of 16 as one
-   * loop over the group, others a loop per row and a scalar tail. The loop over the group is worth
-   * its copy of the polynomial: without it, log_softmax at width 32 ran at 12-13 % of the copy
-   * against 16-24, softmax at 128 at 17-18 % against 27-28 (2026-11-27). Each loop in a method of
-   * its own: with the loops in one, C2 (JDK 17.0.15) once crashed inlining the Vector API there.
-   */
-  private static void wideExponentials(
-      float[] input,
-      int inputOffset,
-      float[] output,
-      int outputOffset,
-      int width,
-      int count,
-      float[] maxima) {
-    if (width % WIDE_LANES == 0) {
-      wideExponentialsFlat(input, inputOffset, output, outputOffset, width, count, maxima);
-    } else {
-      wideExponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
-    }
-  }
-
-  /**
-   * Rows whose width is a multiple of 16, as one loop over the group (ints change at row ends).
+   * {@link #exponentialsByRow} on 16-lane registers: one loop over all rows' whole registers, in
+   * which only ints change where a row ends (a loop per row kept its vectors in objects, the
+   * broadcast constants allocated on every call at widths 100 and 300; without the group loop,
+   * log_softmax at width 32 ran at 12-13 % of the copy against 16-24, softmax at 128 at 17-18 %
+   * against 27-28, 2026-11-27), then the rows' tails in scalar code ({@link #exponentialTails}).
    *
-   * <p>The two wide loops call only methods that each vector class overrides ({@code lanewise} with
-   * a vector, {@code reinterpretShape}), with constants broadcast once: the scalar forms ({@code
+   * <p>The loop calls only methods that each vector class overrides ({@code lanewise} with a
+   * vector, {@code reinterpretShape}), with constants broadcast once: the scalar forms ({@code
    * sub(float)}, {@code reinterpretAsInts()}) are FloatVector's own, whose inner calls the 256-bit
    * passes profile too, and C2 then merged both shapes and allocated every vector (4 % of the copy
    * instead of 25). The power of two is (bits + bias) · 2^23 rather than a shift by 23: the same
-   * bits, without the shift's scalar form.
+   * bits, without the shift's scalar form. With a second vector loop in the same method, C2 (JDK
+   * 17.0.15) once crashed inlining the Vector API there.
    */
-  private static void wideExponentialsFlat(
-      float[] input,
-      int inputOffset,
-      float[] output,
-      int outputOffset,
-      int width,
-      int count,
-      float[] maxima) {
-    FloatVector floor = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.FLOOR);
-    FloatVector log2e = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LOG2_E);
-    FloatVector rounding = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.ROUNDING);
-    FloatVector ln2High = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LN2_HIGH);
-    FloatVector ln2Low = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.LN2_LOW);
-    FloatVector p0 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P0);
-    FloatVector p1 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P1);
-    FloatVector p2 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P2);
-    FloatVector p3 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P3);
-    FloatVector p4 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P4);
-    FloatVector p5 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P5);
-    FloatVector one = FloatVector.broadcast(WIDE_FLOATS, 1f);
-    IntVector exponentBias = IntVector.broadcast(WIDE_INTS, 127 - FloatExponential.ROUNDING_BITS);
-    IntVector exponentScale = IntVector.broadcast(WIDE_INTS, 1 << 23);
-    int shift = outputOffset - inputOffset;
-    int row = 0;
-    int rowEnd = inputOffset + width;
-    for (int index = inputOffset, end = inputOffset + count * width;
-        index < end;
-        index += WIDE_LANES) {
-      if (index == rowEnd) {
-        row++;
-        rowEnd += width;
-      }
-      FloatVector x =
-          FloatVector.fromArray(WIDE_FLOATS, input, index)
-              .lanewise(VectorOperators.SUB, FloatVector.broadcast(WIDE_FLOATS, maxima[row]))
-              .lanewise(VectorOperators.MAX, floor);
-      FloatVector rounded =
-          x.lanewise(VectorOperators.MUL, log2e).lanewise(VectorOperators.ADD, rounding);
-      FloatVector n = rounded.lanewise(VectorOperators.SUB, rounding);
-      FloatVector r =
-          x.lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2High))
-              .lanewise(VectorOperators.SUB, n.lanewise(VectorOperators.MUL, ln2Low));
-      FloatVector polynomial =
-          r.lanewise(VectorOperators.MUL, p0)
-              .lanewise(VectorOperators.ADD, p1)
-              .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p2)
-              .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p3)
-              .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p4)
-              .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p5);
-      FloatVector mantissa =
-          polynomial
-              .lanewise(VectorOperators.MUL, r.lanewise(VectorOperators.MUL, r))
-              .lanewise(VectorOperators.ADD, r)
-              .lanewise(VectorOperators.ADD, one);
-      FloatVector power =
-          (FloatVector)
-              rounded
-                  .reinterpretShape(WIDE_INTS, 0)
-                  .lanewise(VectorOperators.ADD, exponentBias)
-                  .lanewise(VectorOperators.MUL, exponentScale)
-                  .reinterpretShape(WIDE_FLOATS, 0);
-      ((FloatVector) WIDE_FLOAT_CLASS.cast(mantissa.lanewise(VectorOperators.MUL, power)))
-          .intoArray(output, index + shift);
-    }
-  }
-
-  /**
-   * Other widths: one loop over all rows' whole registers, then the rows' tails in scalar code
-   * ({@link #exponentialTails}).
-   */
-  private static void wideExponentialsByRow(
+  private static void wideExponentials(
       float[] input,
       int inputOffset,
       float[] output,
@@ -1217,8 +1126,6 @@ final class VectorRowPasses implements RowPasses {
     int tail = width - perRow * WIDE_LANES;
     int row = 0;
     int left = perRow;
-    // One loop over all rows' whole registers; only ints change where a row ends (a row's vector
-    // in a nested loop got C2 to allocate this method's constants on every call).
     for (int index = inputOffset, end = inputOffset + count * width - tail;
         perRow > 0 && index < end;
         index += WIDE_LANES) {
@@ -1268,8 +1175,7 @@ final class VectorRowPasses implements RowPasses {
 
   /**
    * The scalar exponentials of each row's last {@code width % 16} elements, after all rows'
-   * registers. In a method of its own: with the scalar calls in {@link #wideExponentialsByRow}, C2
-   * allocated that method's broadcast constants on every call.
+   * registers.
    */
   private static void exponentialTails(
       float[] input,
