@@ -120,6 +120,13 @@ final class VectorRowPasses implements RowPasses {
    * class. Without it, after a softmax in the same JVM, rms_norm at width 32 ran 15-25 % slower and
    * layer_norm 60-120 %; after several ops and widths, l2_normalize at widths 100 and 300 ran 3-4x
    * slower (2026-11-27, {@code bench/cpu-probes/MixedProbe.java}).
+   *
+   * <p>A loop's running register is cast the same way wherever a method is called on it, and the
+   * shift of the blocked sums is broadcast inside the loop that subtracts it (C2 hoists it): after
+   * many ops and widths in one JVM, the profiles behind both (shared by every caller of the Vector
+   * API) made C2 keep every vector of those loops in objects, 3-130 KB a call from width 100 up,
+   * and the rows ran up to twice as slow. Either change alone left 15-30 of 65 cells allocating;
+   * both together none (2026-11-27, {@code bench/cpu-probes/AllocProbe.java}).
    */
   private static final Class<? extends Vector<Float>> FLOAT_CLASS = FLOATS.vectorType();
 
@@ -205,14 +212,27 @@ final class VectorRowPasses implements RowPasses {
       FloatVector fourth = maximum;
       int index = start;
       for (int end = start + fullSteps; index < end; index += STEP) {
-        maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
-        second = second.max(FloatVector.fromArray(FLOATS, values, index + 8));
-        third = third.max(FloatVector.fromArray(FLOATS, values, index + 16));
-        fourth = fourth.max(FloatVector.fromArray(FLOATS, values, index + 24));
+        maximum =
+            ((FloatVector) FLOAT_CLASS.cast(maximum))
+                .max(FloatVector.fromArray(FLOATS, values, index));
+        second =
+            ((FloatVector) FLOAT_CLASS.cast(second))
+                .max(FloatVector.fromArray(FLOATS, values, index + 8));
+        third =
+            ((FloatVector) FLOAT_CLASS.cast(third))
+                .max(FloatVector.fromArray(FLOATS, values, index + 16));
+        fourth =
+            ((FloatVector) FLOAT_CLASS.cast(fourth))
+                .max(FloatVector.fromArray(FLOATS, values, index + 24));
       }
-      maximum = maximum.max(second).max(third.max(fourth));
+      maximum =
+          ((FloatVector) FLOAT_CLASS.cast(maximum))
+              .max(FLOAT_CLASS.cast(second))
+              .max(((FloatVector) FLOAT_CLASS.cast(third)).max(FLOAT_CLASS.cast(fourth)));
       for (int end = start + full; index < end; index += FLOAT_LANES) {
-        maximum = maximum.max(FloatVector.fromArray(FLOATS, values, index));
+        maximum =
+            ((FloatVector) FLOAT_CLASS.cast(maximum))
+                .max(FloatVector.fromArray(FLOATS, values, index));
       }
       ((FloatVector) FLOAT_CLASS.cast(maximum)).intoArray(lanes, row * FLOAT_LANES);
       // The tail, element j to lane j, in scalar code (the class comment says why).
@@ -268,7 +288,12 @@ final class VectorRowPasses implements RowPasses {
           FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8);
           FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16);
           FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24);
-          sum = sum.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+          sum =
+              ((FloatVector) FLOAT_CLASS.cast(sum))
+                  .add(a.mul(a))
+                  .add(b.mul(b))
+                  .add(c.mul(c))
+                  .add(d.mul(d));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
       }
@@ -290,10 +315,10 @@ final class VectorRowPasses implements RowPasses {
           FloatVector y = FloatVector.fromArray(FLOATS, values, index + uniform);
           FloatVector z = FloatVector.fromArray(FLOATS, values, index + 2 * uniform);
           FloatVector w = FloatVector.fromArray(FLOATS, values, index + 3 * uniform);
-          a = a.add(x.mul(x));
-          b = b.add(y.mul(y));
-          c = c.add(z.mul(z));
-          d = d.add(w.mul(w));
+          a = ((FloatVector) FLOAT_CLASS.cast(a)).add(x.mul(x));
+          b = ((FloatVector) FLOAT_CLASS.cast(b)).add(y.mul(y));
+          c = ((FloatVector) FLOAT_CLASS.cast(c)).add(z.mul(z));
+          d = ((FloatVector) FLOAT_CLASS.cast(d)).add(w.mul(w));
         }
         index += 3 * uniform;
         ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(lanes, at);
@@ -307,7 +332,7 @@ final class VectorRowPasses implements RowPasses {
         FloatVector sum = FloatVector.zero(FLOATS);
         for (; index < full; index += FLOAT_LANES) {
           FloatVector value = FloatVector.fromArray(FLOATS, values, index);
-          sum = sum.add(value.mul(value));
+          sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(value.mul(value));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
@@ -337,7 +362,8 @@ final class VectorRowPasses implements RowPasses {
         FloatVector sum = FloatVector.zero(FLOATS);
         for (int index = start, end = start + width; index < end; index += STEP) {
           sum =
-              sum.add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
+              ((FloatVector) FLOAT_CLASS.cast(sum))
+                  .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
                   .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
                   .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
                   .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
@@ -359,10 +385,26 @@ final class VectorRowPasses implements RowPasses {
         FloatVector c = FloatVector.zero(FLOATS);
         FloatVector d = FloatVector.zero(FLOATS);
         for (int end = index + uniform; index < end; index += FLOAT_LANES) {
-          a = a.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
-          b = b.add(FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift));
-          c = c.add(FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift));
-          d = d.add(FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift));
+          a =
+              ((FloatVector) FLOAT_CLASS.cast(a))
+                  .add(
+                      FloatVector.fromArray(FLOATS, values, index)
+                          .sub(FloatVector.broadcast(FLOATS, shift)));
+          b =
+              ((FloatVector) FLOAT_CLASS.cast(b))
+                  .add(
+                      FloatVector.fromArray(FLOATS, values, index + uniform)
+                          .sub(FloatVector.broadcast(FLOATS, shift)));
+          c =
+              ((FloatVector) FLOAT_CLASS.cast(c))
+                  .add(
+                      FloatVector.fromArray(FLOATS, values, index + 2 * uniform)
+                          .sub(FloatVector.broadcast(FLOATS, shift)));
+          d =
+              ((FloatVector) FLOAT_CLASS.cast(d))
+                  .add(
+                      FloatVector.fromArray(FLOATS, values, index + 3 * uniform)
+                          .sub(FloatVector.broadcast(FLOATS, shift)));
         }
         index += 3 * uniform;
         ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(lanes, at);
@@ -375,7 +417,11 @@ final class VectorRowPasses implements RowPasses {
         int full = index + ((end - index) & ~(FLOAT_LANES - 1));
         FloatVector sum = FloatVector.zero(FLOATS);
         for (; index < full; index += FLOAT_LANES) {
-          sum = sum.add(FloatVector.fromArray(FLOATS, values, index).sub(shift));
+          sum =
+              ((FloatVector) FLOAT_CLASS.cast(sum))
+                  .add(
+                      FloatVector.fromArray(FLOATS, values, index)
+                          .sub(FloatVector.broadcast(FLOATS, shift)));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
@@ -767,7 +813,7 @@ final class VectorRowPasses implements RowPasses {
       FloatVector sum = FloatVector.zero(FLOATS);
       for (; index < full; index += FLOAT_LANES) {
         FloatVector deviation = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
-        sum = sum.add(deviation.mul(deviation));
+        sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(deviation.mul(deviation));
       }
       ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
       // The tail, element j to lane j, in scalar code (the class comment says why).
@@ -867,8 +913,13 @@ final class VectorRowPasses implements RowPasses {
         FloatVector b = FloatVector.fromArray(FLOATS, values, index + 8).sub(shift);
         FloatVector c = FloatVector.fromArray(FLOATS, values, index + 16).sub(shift);
         FloatVector d = FloatVector.fromArray(FLOATS, values, index + 24).sub(shift);
-        sum = sum.add(a).add(b).add(c).add(d);
-        square = square.add(a.mul(a)).add(b.mul(b)).add(c.mul(c)).add(d.mul(d));
+        sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(a).add(b).add(c).add(d);
+        square =
+            ((FloatVector) FLOAT_CLASS.cast(square))
+                .add(a.mul(a))
+                .add(b.mul(b))
+                .add(c.mul(c))
+                .add(d.mul(d));
       }
       ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(sumLanes, row * FLOAT_LANES);
       ((FloatVector) FLOAT_CLASS.cast(square)).intoArray(squareLanes, row * FLOAT_LANES);
@@ -905,18 +956,26 @@ final class VectorRowPasses implements RowPasses {
         FloatVector cc = FloatVector.zero(FLOATS);
         FloatVector dd = FloatVector.zero(FLOATS);
         for (int end = index + uniform; index < end; index += FLOAT_LANES) {
-          FloatVector x = FloatVector.fromArray(FLOATS, values, index).sub(shift);
-          FloatVector y = FloatVector.fromArray(FLOATS, values, index + uniform).sub(shift);
-          FloatVector z = FloatVector.fromArray(FLOATS, values, index + 2 * uniform).sub(shift);
-          FloatVector w = FloatVector.fromArray(FLOATS, values, index + 3 * uniform).sub(shift);
-          a = a.add(x);
-          b = b.add(y);
-          c = c.add(z);
-          d = d.add(w);
-          aa = aa.add(x.mul(x));
-          bb = bb.add(y.mul(y));
-          cc = cc.add(z.mul(z));
-          dd = dd.add(w.mul(w));
+          FloatVector x =
+              FloatVector.fromArray(FLOATS, values, index)
+                  .sub(FloatVector.broadcast(FLOATS, shift));
+          FloatVector y =
+              FloatVector.fromArray(FLOATS, values, index + uniform)
+                  .sub(FloatVector.broadcast(FLOATS, shift));
+          FloatVector z =
+              FloatVector.fromArray(FLOATS, values, index + 2 * uniform)
+                  .sub(FloatVector.broadcast(FLOATS, shift));
+          FloatVector w =
+              FloatVector.fromArray(FLOATS, values, index + 3 * uniform)
+                  .sub(FloatVector.broadcast(FLOATS, shift));
+          a = ((FloatVector) FLOAT_CLASS.cast(a)).add(x);
+          b = ((FloatVector) FLOAT_CLASS.cast(b)).add(y);
+          c = ((FloatVector) FLOAT_CLASS.cast(c)).add(z);
+          d = ((FloatVector) FLOAT_CLASS.cast(d)).add(w);
+          aa = ((FloatVector) FLOAT_CLASS.cast(aa)).add(x.mul(x));
+          bb = ((FloatVector) FLOAT_CLASS.cast(bb)).add(y.mul(y));
+          cc = ((FloatVector) FLOAT_CLASS.cast(cc)).add(z.mul(z));
+          dd = ((FloatVector) FLOAT_CLASS.cast(dd)).add(w.mul(w));
         }
         index += 3 * uniform;
         ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(sumLanes, at);
@@ -934,9 +993,11 @@ final class VectorRowPasses implements RowPasses {
         FloatVector sum = FloatVector.zero(FLOATS);
         FloatVector square = FloatVector.zero(FLOATS);
         for (; index < full; index += FLOAT_LANES) {
-          FloatVector difference = FloatVector.fromArray(FLOATS, values, index).sub(shift);
-          sum = sum.add(difference);
-          square = square.add(difference.mul(difference));
+          FloatVector difference =
+              FloatVector.fromArray(FLOATS, values, index)
+                  .sub(FloatVector.broadcast(FLOATS, shift));
+          sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(difference);
+          square = ((FloatVector) FLOAT_CLASS.cast(square)).add(difference.mul(difference));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(sumLanes, at);
         ((FloatVector) FLOAT_CLASS.cast(square)).intoArray(squareLanes, at);
@@ -997,7 +1058,7 @@ final class VectorRowPasses implements RowPasses {
                   .add(127 - FloatExponential.ROUNDING_BITS)
                   .lanewise(VectorOperators.LSHL, 23)
                   .reinterpretAsFloats();
-          sum = sum.add(mantissa.mul(power));
+          sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(mantissa.mul(power));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
       }
