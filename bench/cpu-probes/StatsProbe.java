@@ -8,13 +8,13 @@ import java.util.*;
 public class StatsProbe {
   public static void main(String[] a) throws Exception {
     int width = Integer.parseInt(a[0]);
-    int rows = 768 / width;
+    int rows = Math.max(1, 768 / width);
+    long reps = Long.getLong("reps", 2_000_000L * 768 / (rows * width));
     RowPasses pass = RowPassSelection.VECTOR;
     Random r = new Random(1);
     float[] v = new float[rows * width];
     for (int i = 0; i < v.length; i++) v[i] = (float) r.nextGaussian();
     float[][] s = new float[5][64];
-    long reps = 2_000_000L;
     double[][] t = new double[3][12];
     for (int round = 0; round < 12; round++) {
       long t0 = System.nanoTime();

@@ -24,6 +24,7 @@ final class RowScratch {
   private final float[][] logarithmParts = new float[2][FloatRowKernels.GROUP_ROWS];
   private float[] lanes = new float[64 * 8];
   private float[] squareLanes = new float[64 * 8];
+  private float[] blockSums = new float[64];
   private float[] exponentials = new float[0];
   private final float[] exponentArguments = new float[FloatExponential.PIECE];
   private final float[] exponentMantissas = new float[FloatExponential.PIECE];
@@ -136,6 +137,18 @@ final class RowScratch {
     float[] array = new float[length];
     if (length <= RETAINED_ELEMENTS) {
       lanes = array;
+    }
+    return array;
+  }
+
+  /** At least {@code length} floats: one sum for every block of every row of a group. */
+  float[] blockSums(int length) {
+    if (blockSums.length >= length) {
+      return blockSums;
+    }
+    float[] array = new float[length];
+    if (length <= RETAINED_ELEMENTS) {
+      blockSums = array;
     }
     return array;
   }

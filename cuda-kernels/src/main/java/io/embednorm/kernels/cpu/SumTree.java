@@ -13,6 +13,7 @@ final class SumTree {
   private int width = -1;
   private int blocks;
   private int uniformLength;
+  private boolean halving;
   private int[] ends = new int[1];
   private int[] closes = new int[1];
   private float[] stack = new float[64];
@@ -33,6 +34,11 @@ final class SumTree {
           uniformLength = 0;
         }
       }
+      // 2^k blocks of one block length: FloatSums halves the row exactly at every level.
+      halving =
+          uniformLength == FloatSums.BLOCK
+              && Integer.bitCount(blocks) == 1
+              && blocks * FloatSums.BLOCK == width;
       this.width = width;
     }
     return this;
@@ -82,6 +88,47 @@ final class SumTree {
       stack[depth++] = sum;
     }
     return stack[0];
+  }
+
+  /**
+   * {@code sums[row]} for each row below {@code count}, as {@link #sums} adds them, from each
+   * block's sum (its eight lanes already combined), stored row by row from {@code blockSums[0]}.
+   * Overwrites {@code blockSums}.
+   */
+  void sumsOfBlocks(float[] blockSums, int count, float[] sums) {
+    for (int row = 0, at = 0; row < count; row++, at += blocks) {
+      sums[row] = halving ? sumByHalving(blockSums, at) : sumOfBlocks(blockSums, at);
+    }
+  }
+
+  /** One row's sum from its block sums at {@code at}, in {@link #sum}'s order. */
+  private float sumOfBlocks(float[] blockSums, int at) {
+    if (blocks == 1) {
+      return blockSums[at];
+    }
+    int depth = 0;
+    for (int block = 0; block < blocks; block++) {
+      float sum = blockSums[at + block];
+      for (int close = closes[block]; close > 0; close--) {
+        sum = stack[--depth] + sum;
+      }
+      stack[depth++] = sum;
+    }
+    return stack[0];
+  }
+
+  /**
+   * {@link #sumOfBlocks} where the tree is complete (2^k blocks, each pair of neighbours closing
+   * before the next level): level by level in place, the same additions with no chain through the
+   * stack.
+   */
+  private float sumByHalving(float[] blockSums, int at) {
+    for (int length = blocks; length > 1; length >>>= 1) {
+      for (int pair = 0, half = length >>> 1; pair < half; pair++) {
+        blockSums[at + pair] = blockSums[at + 2 * pair] + blockSums[at + 2 * pair + 1];
+      }
+    }
+    return blockSums[at];
   }
 
   /** ((l0 + l1) + (l2 + l3)) + ((l4 + l5) + (l6 + l7)) of the lanes at {@code at}. */
