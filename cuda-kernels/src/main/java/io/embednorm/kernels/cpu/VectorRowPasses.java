@@ -1521,8 +1521,17 @@ final class VectorRowPasses implements RowPasses {
   // shape here: C2 sometimes inlines a shape-changing conversion too late in a large compilation,
   // and the vectors it then returns are allocated.
 
+  /**
+   * Under a register of rows (rows from 768 wide come one a call) this and the next three per-row
+   * steps run the scalar loops, the same operations: through the float64 arrays one row cost about
+   * 30 ns here, its scalar stores and vector loads stalling on store forwarding.
+   */
   @Override
   public void inverseSquareRoots(float[] values, int count, double divisor, double epsilon) {
+    if (count < DOUBLE_LANES) {
+      ScalarRowPasses.inverseSquareRoots(values, 0, count, divisor, epsilon);
+      return;
+    }
     double[] wide = widen(values, count);
     if (isPowerOfTwo(divisor)) {
       // x / 2^k and x · 2^-k are the same exact value, rounded once: the same bits, no division.
@@ -1551,6 +1560,10 @@ final class VectorRowPasses implements RowPasses {
 
   @Override
   public void inverseNorms(float[] values, int count, double epsilon) {
+    if (count < DOUBLE_LANES) {
+      ScalarRowPasses.inverseNorms(values, 0, count, epsilon);
+      return;
+    }
     double[] wide = widen(values, count);
     for (int i = 0; i < count; i += DOUBLE_LANES) {
       DoubleVector norm =
@@ -1562,6 +1575,10 @@ final class VectorRowPasses implements RowPasses {
 
   @Override
   public void inverses(float[] values, int count) {
+    if (count < DOUBLE_LANES) {
+      ScalarRowPasses.inverses(values, 0, count);
+      return;
+    }
     double[] wide = widen(values, count);
     for (int i = 0; i < count; i += DOUBLE_LANES) {
       DoubleVector.broadcast(DOUBLES, 1.0)
@@ -1580,6 +1597,10 @@ final class VectorRowPasses implements RowPasses {
       float[] means,
       float[] high,
       float[] low) {
+    if (count < DOUBLE_LANES) {
+      ScalarRowPasses.centers(shifts, sums, 0, count, divisor, means, high, low);
+      return;
+    }
     RowScratch scratch = RowScratch.current();
     double[] wideMeans = scratch.rowDoubles(0);
     double[] wideCenters = scratch.rowDoubles(1);
