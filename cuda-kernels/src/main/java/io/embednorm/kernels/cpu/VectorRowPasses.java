@@ -126,7 +126,11 @@ final class VectorRowPasses implements RowPasses {
    * many ops and widths in one JVM, the profiles behind both (shared by every caller of the Vector
    * API) made C2 keep every vector of those loops in objects, 3-130 KB a call from width 100 up,
    * and the rows ran up to twice as slow. Either change alone left 15-30 of 65 cells allocating;
-   * both together none (2026-11-27, {@code bench/cpu-probes/AllocProbe.java}).
+   * both together none (2026-11-27, {@code bench/cpu-probes/AllocProbe.java}). Shape changes name
+   * their species ({@code reinterpretShape(INTS, 0)}, {@code convertShape(I2F, FLOATS, 0)}): {@code
+   * reinterpretAsInts()} and {@code convert(I2F, 0)} look it up as they run, and in the module's
+   * test JVM C2 once ran the logarithms' conversion as its Java fallback, allocating ({@code
+   * SimdAllocationTest}).
    */
   private static final Class<? extends Vector<Float>> FLOAT_CLASS = FLOATS.vectorType();
 
@@ -832,7 +836,10 @@ final class VectorRowPasses implements RowPasses {
       int full = index + ((end - index) & ~(FLOAT_LANES - 1));
       FloatVector sum = FloatVector.zero(FLOATS);
       for (; index < full; index += FLOAT_LANES) {
-        FloatVector deviation = FloatVector.fromArray(FLOATS, values, index).sub(shift).sub(center);
+        FloatVector deviation =
+            FloatVector.fromArray(FLOATS, values, index)
+                .sub(FloatVector.broadcast(FLOATS, shift))
+                .sub(FloatVector.broadcast(FLOATS, center));
         sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(deviation.mul(deviation));
       }
       ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
@@ -1056,7 +1063,9 @@ final class VectorRowPasses implements RowPasses {
         FloatVector sum = FloatVector.zero(FLOATS);
         for (int index = start, end = start + width; index < end; index += FLOAT_LANES) {
           FloatVector x =
-              FloatVector.fromArray(FLOATS, input, index).sub(maximum).max(FloatExponential.FLOOR);
+              FloatVector.fromArray(FLOATS, input, index)
+                  .sub(FloatVector.broadcast(FLOATS, maximum))
+                  .max(FloatExponential.FLOOR);
           FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
           FloatVector n = rounded.sub(FloatExponential.ROUNDING);
           FloatVector r =
@@ -1074,10 +1083,11 @@ final class VectorRowPasses implements RowPasses {
                   .add(FloatExponential.P5);
           FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
           FloatVector power =
-              ((IntVector) rounded.reinterpretAsInts())
-                  .add(127 - FloatExponential.ROUNDING_BITS)
-                  .lanewise(VectorOperators.LSHL, 23)
-                  .reinterpretAsFloats();
+              (FloatVector)
+                  ((IntVector) rounded.reinterpretShape(INTS, 0))
+                      .add(127 - FloatExponential.ROUNDING_BITS)
+                      .lanewise(VectorOperators.LSHL, 23)
+                      .reinterpretShape(FLOATS, 0);
           sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(mantissa.mul(power));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
@@ -1135,7 +1145,9 @@ final class VectorRowPasses implements RowPasses {
       int index = start;
       for (int full = start + (width & ~(FLOAT_LANES - 1)); index < full; index += FLOAT_LANES) {
         FloatVector x =
-            FloatVector.fromArray(FLOATS, input, index).sub(maximum).max(FloatExponential.FLOOR);
+            FloatVector.fromArray(FLOATS, input, index)
+                .sub(FloatVector.broadcast(FLOATS, maximum))
+                .max(FloatExponential.FLOOR);
         FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
         FloatVector n = rounded.sub(FloatExponential.ROUNDING);
         FloatVector r =
@@ -1153,10 +1165,11 @@ final class VectorRowPasses implements RowPasses {
                 .add(FloatExponential.P5);
         FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
         FloatVector power =
-            ((IntVector) rounded.reinterpretAsInts())
-                .add(127 - FloatExponential.ROUNDING_BITS)
-                .lanewise(VectorOperators.LSHL, 23)
-                .reinterpretAsFloats();
+            (FloatVector)
+                ((IntVector) rounded.reinterpretShape(INTS, 0))
+                    .add(127 - FloatExponential.ROUNDING_BITS)
+                    .lanewise(VectorOperators.LSHL, 23)
+                    .reinterpretShape(FLOATS, 0);
         ((FloatVector) FLOAT_CLASS.cast(mantissa.mul(power))).intoArray(output, index + shift);
       }
       for (; index < end; index++) {
@@ -1342,7 +1355,10 @@ final class VectorRowPasses implements RowPasses {
       int i = 0;
       if (weight == null) {
         for (; i < full; i += FLOAT_LANES) {
-          ((FloatVector) FLOAT_CLASS.cast(FloatVector.fromArray(FLOATS, input, in + i).mul(scale)))
+          ((FloatVector)
+                  FLOAT_CLASS.cast(
+                      FloatVector.fromArray(FLOATS, input, in + i)
+                          .mul(FloatVector.broadcast(FLOATS, scale))))
               .intoArray(output, out + i);
         }
         for (; i < width; i++) {
@@ -1353,7 +1369,7 @@ final class VectorRowPasses implements RowPasses {
           ((FloatVector)
                   FLOAT_CLASS.cast(
                       FloatVector.fromArray(FLOATS, input, in + i)
-                          .mul(scale)
+                          .mul(FloatVector.broadcast(FLOATS, scale))
                           .mul(FloatVector.fromArray(FLOATS, weight, i))))
               .intoArray(output, out + i);
         }
@@ -1436,9 +1452,9 @@ final class VectorRowPasses implements RowPasses {
       for (; i < full; i += FLOAT_LANES) {
         FloatVector value =
             FloatVector.fromArray(FLOATS, input, in + i)
-                .sub(centerHigh)
-                .sub(centerLow)
-                .mul(inverseDeviation);
+                .sub(FloatVector.broadcast(FLOATS, centerHigh))
+                .sub(FloatVector.broadcast(FLOATS, centerLow))
+                .mul(FloatVector.broadcast(FLOATS, inverseDeviation));
         if (gamma != null) {
           value = value.mul(FloatVector.fromArray(FLOATS, gamma, i));
         }
@@ -1503,7 +1519,9 @@ final class VectorRowPasses implements RowPasses {
       for (; i < full; i += FLOAT_LANES) {
         ((FloatVector)
                 FLOAT_CLASS.cast(
-                    FloatVector.fromArray(FLOATS, input, in + i).sub(maximum).sub(logSum)))
+                    FloatVector.fromArray(FLOATS, input, in + i)
+                        .sub(FloatVector.broadcast(FLOATS, maximum))
+                        .sub(FloatVector.broadcast(FLOATS, logSum))))
             .intoArray(output, out + i);
       }
       for (; i < width; i++) {
@@ -1641,8 +1659,9 @@ final class VectorRowPasses implements RowPasses {
     int normalBits = Float.floatToRawIntBits(Float.MIN_NORMAL);
     int infinityBits = Float.floatToRawIntBits(Float.POSITIVE_INFINITY);
     for (int i = 0; i < count; i += FLOAT_LANES) {
-      IntVector sum = FloatVector.fromArray(FLOATS, sums, i).reinterpretAsInts();
-      IntVector scale = FloatVector.fromArray(FLOATS, scales, i).reinterpretAsInts();
+      IntVector sum = (IntVector) FloatVector.fromArray(FLOATS, sums, i).reinterpretShape(INTS, 0);
+      IntVector scale =
+          (IntVector) FloatVector.fromArray(FLOATS, scales, i).reinterpretShape(INTS, 0);
       IntVector excess =
           sum.sub(largestBits)
               .max(IntVector.broadcast(INTS, smallestBits).sub(sum))
@@ -1705,11 +1724,13 @@ final class VectorRowPasses implements RowPasses {
     FloatVector zero = FloatVector.zero(FLOATS);
     FloatVector one = FloatVector.broadcast(FLOATS, 1f);
     for (int i = 0; i < full; i += FLOAT_LANES) {
-      IntVector bits = (IntVector) FloatVector.fromArray(FLOATS, values, i).reinterpretAsInts();
+      IntVector bits =
+          (IntVector) FloatVector.fromArray(FLOATS, values, i).reinterpretShape(INTS, 0);
       FloatVector m =
-          bits.lanewise(VectorOperators.AND, mantissaBits)
-              .lanewise(VectorOperators.OR, halfBits)
-              .reinterpretAsFloats();
+          (FloatVector)
+              bits.lanewise(VectorOperators.AND, mantissaBits)
+                  .lanewise(VectorOperators.OR, halfBits)
+                  .reinterpretShape(FLOATS, 0);
       VectorMask<Float> belowRoot = m.compare(VectorOperators.LT, sqrtHalf);
       ((FloatVector)
               FLOAT_CLASS.cast(
@@ -1725,7 +1746,7 @@ final class VectorRowPasses implements RowPasses {
                       ((FloatVector)
                               bits.lanewise(VectorOperators.LSHR, exponentShift)
                                   .lanewise(VectorOperators.SUB, exponentBias)
-                                  .convert(VectorOperators.I2F, 0))
+                                  .convertShape(VectorOperators.I2F, FLOATS, 0))
                           .lanewise(VectorOperators.SUB, zero.blend(one, belowRoot))))
           .intoArray(exponents, i);
     }
