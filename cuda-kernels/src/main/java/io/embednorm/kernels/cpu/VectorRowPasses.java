@@ -1065,27 +1065,31 @@ final class VectorRowPasses implements RowPasses {
           FloatVector x =
               FloatVector.fromArray(FLOATS, input, index)
                   .sub(FloatVector.broadcast(FLOATS, maximum))
-                  .max(FloatExponential.FLOOR);
-          FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-          FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+                  .max(FloatVector.broadcast(FLOATS, FloatExponential.FLOOR));
+          FloatVector rounded =
+              x.mul(FloatVector.broadcast(FLOATS, FloatExponential.LOG2_E))
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.ROUNDING));
+          FloatVector n = rounded.sub(FloatVector.broadcast(FLOATS, FloatExponential.ROUNDING));
           FloatVector r =
-              x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+              x.sub(n.mul(FloatVector.broadcast(FLOATS, FloatExponential.LN2_HIGH)))
+                  .sub(n.mul(FloatVector.broadcast(FLOATS, FloatExponential.LN2_LOW)));
           FloatVector polynomial =
-              r.mul(FloatExponential.P0)
-                  .add(FloatExponential.P1)
+              r.mul(FloatVector.broadcast(FLOATS, FloatExponential.P0))
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P1))
                   .mul(r)
-                  .add(FloatExponential.P2)
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P2))
                   .mul(r)
-                  .add(FloatExponential.P3)
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P3))
                   .mul(r)
-                  .add(FloatExponential.P4)
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P4))
                   .mul(r)
-                  .add(FloatExponential.P5);
-          FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P5));
+          FloatVector mantissa =
+              polynomial.mul(r.mul(r)).add(r).add(FloatVector.broadcast(FLOATS, 1f));
           FloatVector power =
               (FloatVector)
                   ((IntVector) rounded.reinterpretShape(INTS, 0))
-                      .add(127 - FloatExponential.ROUNDING_BITS)
+                      .add(IntVector.broadcast(INTS, 127 - FloatExponential.ROUNDING_BITS))
                       .lanewise(VectorOperators.LSHL, 23)
                       .reinterpretShape(FLOATS, 0);
           sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(mantissa.mul(power));
@@ -1147,27 +1151,31 @@ final class VectorRowPasses implements RowPasses {
         FloatVector x =
             FloatVector.fromArray(FLOATS, input, index)
                 .sub(FloatVector.broadcast(FLOATS, maximum))
-                .max(FloatExponential.FLOOR);
-        FloatVector rounded = x.mul(FloatExponential.LOG2_E).add(FloatExponential.ROUNDING);
-        FloatVector n = rounded.sub(FloatExponential.ROUNDING);
+                .max(FloatVector.broadcast(FLOATS, FloatExponential.FLOOR));
+        FloatVector rounded =
+            x.mul(FloatVector.broadcast(FLOATS, FloatExponential.LOG2_E))
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.ROUNDING));
+        FloatVector n = rounded.sub(FloatVector.broadcast(FLOATS, FloatExponential.ROUNDING));
         FloatVector r =
-            x.sub(n.mul(FloatExponential.LN2_HIGH)).sub(n.mul(FloatExponential.LN2_LOW));
+            x.sub(n.mul(FloatVector.broadcast(FLOATS, FloatExponential.LN2_HIGH)))
+                .sub(n.mul(FloatVector.broadcast(FLOATS, FloatExponential.LN2_LOW)));
         FloatVector polynomial =
-            r.mul(FloatExponential.P0)
-                .add(FloatExponential.P1)
+            r.mul(FloatVector.broadcast(FLOATS, FloatExponential.P0))
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.P1))
                 .mul(r)
-                .add(FloatExponential.P2)
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.P2))
                 .mul(r)
-                .add(FloatExponential.P3)
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.P3))
                 .mul(r)
-                .add(FloatExponential.P4)
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.P4))
                 .mul(r)
-                .add(FloatExponential.P5);
-        FloatVector mantissa = polynomial.mul(r.mul(r)).add(r).add(1f);
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.P5));
+        FloatVector mantissa =
+            polynomial.mul(r.mul(r)).add(r).add(FloatVector.broadcast(FLOATS, 1f));
         FloatVector power =
             (FloatVector)
                 ((IntVector) rounded.reinterpretShape(INTS, 0))
-                    .add(127 - FloatExponential.ROUNDING_BITS)
+                    .add(IntVector.broadcast(INTS, 127 - FloatExponential.ROUNDING_BITS))
                     .lanewise(VectorOperators.LSHL, 23)
                     .reinterpretShape(FLOATS, 0);
         ((FloatVector) FLOAT_CLASS.cast(mantissa.mul(power))).intoArray(output, index + shift);
