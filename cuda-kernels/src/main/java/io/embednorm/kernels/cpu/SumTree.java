@@ -17,6 +17,7 @@ final class SumTree {
   private int[] ends = new int[1];
   private int[] closes = new int[1];
   private float[] stack = new float[64];
+  private float[] combined = new float[1];
 
   /** This tree for rows of {@code width} elements (at least 1). */
   SumTree forWidth(int width) {
@@ -25,6 +26,7 @@ final class SumTree {
       if (ends.length < most) {
         ends = new int[most];
         closes = new int[most];
+        combined = new float[most];
       }
       blocks = 0;
       build(0, width);
@@ -79,15 +81,10 @@ final class SumTree {
     if (blocks == 1) {
       return combine(lanes, at);
     }
-    int depth = 0;
     for (int block = 0; block < blocks; block++, at += 8) {
-      float sum = combine(lanes, at);
-      for (int close = closes[block]; close > 0; close--) {
-        sum = stack[--depth] + sum;
-      }
-      stack[depth++] = sum;
+      combined[block] = combine(lanes, at);
     }
-    return stack[0];
+    return sumOfBlocks(combined, 0);
   }
 
   /**
@@ -97,14 +94,20 @@ final class SumTree {
    */
   void sumsOfBlocks(float[] blockSums, int count, float[] sums) {
     for (int row = 0, at = 0; row < count; row++, at += blocks) {
-      sums[row] = halving ? sumByHalving(blockSums, at) : sumOfBlocks(blockSums, at);
+      sums[row] = sumOfBlocks(blockSums, at);
     }
   }
 
-  /** One row's sum from its block sums at {@code at}, in {@link #sum}'s order. */
+  /**
+   * One row's sum from its block sums at {@code at}: the blocks as FloatSums' recursive halving
+   * adds them. Overwrites them where the tree is complete.
+   */
   private float sumOfBlocks(float[] blockSums, int at) {
     if (blocks == 1) {
       return blockSums[at];
+    }
+    if (halving) {
+      return sumByHalving(blockSums, at);
     }
     int depth = 0;
     for (int block = 0; block < blocks; block++) {

@@ -24,8 +24,7 @@ import org.junit.jupiter.params.provider.EnumSource;
 class RowPassSelectionTest {
   // 32: the SIMD passes' one-step loops (LayerNorm's statistics, sums of squares); 32-128 in
   // steps of 32: their flat loops; 512, 768, 1024, 2048 and 4096: rows of equal blocks, which the
-  // SIMD
-  // reductions take four at a time.
+  // SIMD reductions take four at a time.
   private static final int[] WIDTHS = {
     1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 32, 33, 63, 64, 65, 96, 127, 128, 129, 135, 255, 256, 257,
     300, 512, 768, 1000, 1024, 2048, 4096, 4099
