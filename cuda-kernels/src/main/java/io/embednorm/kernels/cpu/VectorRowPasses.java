@@ -1079,11 +1079,7 @@ final class VectorRowPasses implements RowPasses {
                   .mul(r)
                   .add(FloatVector.broadcast(FLOATS, FloatExponential.P2))
                   .mul(r)
-                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P3))
-                  .mul(r)
-                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P4))
-                  .mul(r)
-                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P5));
+                  .add(FloatVector.broadcast(FLOATS, FloatExponential.P3));
           FloatVector mantissa =
               polynomial.mul(r.mul(r)).add(r).add(FloatVector.broadcast(FLOATS, 1f));
           FloatVector power =
@@ -1165,11 +1161,7 @@ final class VectorRowPasses implements RowPasses {
                 .mul(r)
                 .add(FloatVector.broadcast(FLOATS, FloatExponential.P2))
                 .mul(r)
-                .add(FloatVector.broadcast(FLOATS, FloatExponential.P3))
-                .mul(r)
-                .add(FloatVector.broadcast(FLOATS, FloatExponential.P4))
-                .mul(r)
-                .add(FloatVector.broadcast(FLOATS, FloatExponential.P5));
+                .add(FloatVector.broadcast(FLOATS, FloatExponential.P3));
         FloatVector mantissa =
             polynomial.mul(r.mul(r)).add(r).add(FloatVector.broadcast(FLOATS, 1f));
         FloatVector power =
@@ -1218,8 +1210,6 @@ final class VectorRowPasses implements RowPasses {
     FloatVector p1 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P1);
     FloatVector p2 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P2);
     FloatVector p3 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P3);
-    FloatVector p4 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P4);
-    FloatVector p5 = FloatVector.broadcast(WIDE_FLOATS, FloatExponential.P5);
     FloatVector one = FloatVector.broadcast(WIDE_FLOATS, 1f);
     IntVector exponentBias = IntVector.broadcast(WIDE_INTS, 127 - FloatExponential.ROUNDING_BITS);
     IntVector exponentScale = IntVector.broadcast(WIDE_INTS, 1 << 23);
@@ -1247,11 +1237,7 @@ final class VectorRowPasses implements RowPasses {
               .lanewise(VectorOperators.MUL, r)
               .lanewise(VectorOperators.ADD, p2)
               .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p3)
-              .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p4)
-              .lanewise(VectorOperators.MUL, r)
-              .lanewise(VectorOperators.ADD, p5);
+              .lanewise(VectorOperators.ADD, p3);
       FloatVector mantissa =
           polynomial
               .lanewise(VectorOperators.MUL, r.lanewise(VectorOperators.MUL, r))
