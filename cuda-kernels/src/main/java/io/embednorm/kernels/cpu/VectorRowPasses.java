@@ -248,14 +248,54 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * The maximum of each row's eight lanes (any order gives the same value): one reduction per row,
-   * where seven Math.max cost about four times as much.
+   * The maximum of each row's eight lanes (any order gives the same value): eight rows at a time
+   * ({@link #maximaOfEightRows}), then one reduction per row, where seven Math.max cost about four
+   * times as much.
    */
   private static void maximaOfLanes(float[] lanes, int count, float[] maxima) {
-    for (int row = 0; row < count; row++) {
+    int row = 0;
+    for (; row + FLOAT_LANES <= count; row += FLOAT_LANES) {
+      maximaOfEightRows(lanes, row * FLOAT_LANES, maxima, row);
+    }
+    for (; row < count; row++) {
       maxima[row] =
           FloatVector.fromArray(FLOATS, lanes, row * FLOAT_LANES).reduceLanes(VectorOperators.MAX);
     }
+  }
+
+  /**
+   * {@code maxima[to + r]} = the maximum of the eight floats at {@code lanes[at + 8r]}, r = 0 … 7:
+   * {@link #sumsOfEightRows}' three folds with max for add, 7 register folds for 8 rows instead of
+   * 8 reductions. Written out again rather than shared: a fold taking its operator would pass C2 an
+   * operator it sees as constant only where the call is inlined, and the Vector API falls back to
+   * Java objects where it is not.
+   */
+  private static void maximaOfEightRows(float[] lanes, int at, float[] maxima, int to) {
+    FloatVector r0 = FloatVector.fromArray(FLOATS, lanes, at);
+    FloatVector r1 = FloatVector.fromArray(FLOATS, lanes, at + 8);
+    FloatVector r2 = FloatVector.fromArray(FLOATS, lanes, at + 16);
+    FloatVector r3 = FloatVector.fromArray(FLOATS, lanes, at + 24);
+    FloatVector r4 = FloatVector.fromArray(FLOATS, lanes, at + 32);
+    FloatVector r5 = FloatVector.fromArray(FLOATS, lanes, at + 40);
+    FloatVector r6 = FloatVector.fromArray(FLOATS, lanes, at + 48);
+    FloatVector r7 = FloatVector.fromArray(FLOATS, lanes, at + 56);
+    FloatVector p01 =
+        r0.blend(r1, UPPER_OF_ONES).max(r1.blend(r0, UPPER_OF_ONES).rearrange(SWAP_ONES));
+    FloatVector p23 =
+        r2.blend(r3, UPPER_OF_ONES).max(r3.blend(r2, UPPER_OF_ONES).rearrange(SWAP_ONES));
+    FloatVector p45 =
+        r4.blend(r5, UPPER_OF_ONES).max(r5.blend(r4, UPPER_OF_ONES).rearrange(SWAP_ONES));
+    FloatVector p67 =
+        r6.blend(r7, UPPER_OF_ONES).max(r7.blend(r6, UPPER_OF_ONES).rearrange(SWAP_ONES));
+    FloatVector q0123 =
+        p01.blend(p23, UPPER_OF_TWOS).max(p23.blend(p01, UPPER_OF_TWOS).rearrange(SWAP_TWOS));
+    FloatVector q4567 =
+        p45.blend(p67, UPPER_OF_TWOS).max(p67.blend(p45, UPPER_OF_TWOS).rearrange(SWAP_TWOS));
+    FloatVector eightMaxima =
+        q0123
+            .blend(q4567, UPPER_OF_FOURS)
+            .max(q4567.blend(q0123, UPPER_OF_FOURS).rearrange(SWAP_FOURS));
+    ((FloatVector) FLOAT_CLASS.cast(eightMaxima)).intoArray(maxima, to);
   }
 
   @Override
@@ -349,11 +389,11 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * {@code sums[row]} = Σ (x − shifts[row]) in {@link FloatSums#sumOfDifferences}' order: with zero
-   * shifts, the sums of stored exponentials ({@link #storeExponentials}).
+   * {@code sums[row]} = Σ x in {@link FloatSums#sumOfDifferences}' order with shift 0, the sums of
+   * stored exponentials ({@link #storeExponentials}): x − 0 is x for every float (−0 − +0 is −0),
+   * so no subtraction is made; it was one of two operations an element of this pass.
    */
-  private static void sumsOfDifferences(
-      float[] values, int offset, int width, int count, float[] shifts, float[] sums) {
+  private static void sumsOfStored(float[] values, int offset, int width, int count, float[] sums) {
     RowScratch scratch = RowScratch.current();
     SumTree tree = scratch.sumTree(width);
     int blocks = tree.blocks();
@@ -362,15 +402,14 @@ final class VectorRowPasses implements RowPasses {
     if (isFlat(width)) {
       // A register per row, as in sumsOfExponentials.
       for (int row = 0, start = offset; row < count; row++, start += width) {
-        FloatVector shift = FloatVector.broadcast(FLOATS, shifts[row]);
         FloatVector sum = FloatVector.zero(FLOATS);
         for (int index = start, end = start + width; index < end; index += STEP) {
           sum =
               ((FloatVector) FLOAT_CLASS.cast(sum))
-                  .add(FloatVector.fromArray(FLOATS, values, index).sub(shift))
-                  .add(FloatVector.fromArray(FLOATS, values, index + 8).sub(shift))
-                  .add(FloatVector.fromArray(FLOATS, values, index + 16).sub(shift))
-                  .add(FloatVector.fromArray(FLOATS, values, index + 24).sub(shift));
+                  .add(FloatVector.fromArray(FLOATS, values, index))
+                  .add(FloatVector.fromArray(FLOATS, values, index + 8))
+                  .add(FloatVector.fromArray(FLOATS, values, index + 16))
+                  .add(FloatVector.fromArray(FLOATS, values, index + 24));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, row * FLOAT_LANES);
       }
@@ -380,7 +419,6 @@ final class VectorRowPasses implements RowPasses {
     int uniform = tree.uniformLength();
     int at = 0;
     for (int row = 0, start = offset; row < count; row++, start += width) {
-      float shift = shifts[row];
       int index = start;
       int block = 0;
       for (; uniform > 0 && block + 4 <= blocks; block += 4, at += 4 * FLOAT_LANES) {
@@ -389,26 +427,16 @@ final class VectorRowPasses implements RowPasses {
         FloatVector c = FloatVector.zero(FLOATS);
         FloatVector d = FloatVector.zero(FLOATS);
         for (int end = index + uniform; index < end; index += FLOAT_LANES) {
-          a =
-              ((FloatVector) FLOAT_CLASS.cast(a))
-                  .add(
-                      FloatVector.fromArray(FLOATS, values, index)
-                          .sub(FloatVector.broadcast(FLOATS, shift)));
+          a = ((FloatVector) FLOAT_CLASS.cast(a)).add(FloatVector.fromArray(FLOATS, values, index));
           b =
               ((FloatVector) FLOAT_CLASS.cast(b))
-                  .add(
-                      FloatVector.fromArray(FLOATS, values, index + uniform)
-                          .sub(FloatVector.broadcast(FLOATS, shift)));
+                  .add(FloatVector.fromArray(FLOATS, values, index + uniform));
           c =
               ((FloatVector) FLOAT_CLASS.cast(c))
-                  .add(
-                      FloatVector.fromArray(FLOATS, values, index + 2 * uniform)
-                          .sub(FloatVector.broadcast(FLOATS, shift)));
+                  .add(FloatVector.fromArray(FLOATS, values, index + 2 * uniform));
           d =
               ((FloatVector) FLOAT_CLASS.cast(d))
-                  .add(
-                      FloatVector.fromArray(FLOATS, values, index + 3 * uniform)
-                          .sub(FloatVector.broadcast(FLOATS, shift)));
+                  .add(FloatVector.fromArray(FLOATS, values, index + 3 * uniform));
         }
         index += 3 * uniform;
         ((FloatVector) FLOAT_CLASS.cast(a)).intoArray(lanes, at);
@@ -423,14 +451,12 @@ final class VectorRowPasses implements RowPasses {
         for (; index < full; index += FLOAT_LANES) {
           sum =
               ((FloatVector) FLOAT_CLASS.cast(sum))
-                  .add(
-                      FloatVector.fromArray(FLOATS, values, index)
-                          .sub(FloatVector.broadcast(FLOATS, shift)));
+                  .add(FloatVector.fromArray(FLOATS, values, index));
         }
         ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
         // The tail, element j to lane j, in scalar code (the class comment says why).
         for (int lane = at; index < end; index++, lane++) {
-          lanes[lane] += values[index] - shift;
+          lanes[lane] += values[index];
         }
       }
     }
@@ -1042,8 +1068,8 @@ final class VectorRowPasses implements RowPasses {
 
   // The exponential is FloatExponential.exp lane by lane, the same operations in the same order.
   // storeExponentials, and sumsOfExponentials but for flat rows, compute it in one loop that stores
-  // it (exponentialsByRow), then sum the stored values with sumsOfDifferences and zero shifts: the
-  // same additions in the same order as the scalar passes, which do the same (x − 0 = x). Summed
+  // it (exponentialsByRow), then sum the stored values with sumsOfStored: the same additions in the
+  // same order as the scalar passes, which do the same (FloatSums with shift 0, x − 0 = x). Summed
   // in the block loops that computed them, C2 boxed the exponential's vectors in some compilations
   // (width 300: 20-45 ns an element against 0.6; docs/PERFORMANCE.md). Flat rows of
   // sumsOfExponentials keep a register per row on 256-bit exponentials (storing to scratch first
@@ -1116,14 +1142,8 @@ final class VectorRowPasses implements RowPasses {
     } else {
       exponentialsByRow(input, inputOffset, output, outputOffset, width, count, maxima);
     }
-    sumsOfDifferences(output, outputOffset, width, count, ZERO_SHIFTS, sums);
+    sumsOfStored(output, outputOffset, width, count, sums);
   }
-
-  /**
-   * The shifts of a sum of stored exponentials read back as a sum of differences: all zero, one per
-   * row of a group (at most {@link FloatRowKernels#GROUP_ROWS}, as every per-row array).
-   */
-  private static final float[] ZERO_SHIFTS = new float[FloatRowKernels.GROUP_ROWS];
 
   /**
    * Stores exp(x − maxima[row]) of every element (FloatExponential.exp lane by lane, the same
