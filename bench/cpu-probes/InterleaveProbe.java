@@ -1,6 +1,7 @@
 // Probe (bench/cpu-probes/README.md): the engine's chunk round trip (load a chunk, a stand-in kernel of PASSES
 // vectorized passes over it in L1, store it) in copies of PIECE floats, against the same with the last pass and
-// the store piece by piece; best of rounds 3-8, % of one bulk copy. Args: CHUNK PIECE PASSES
+// the store piece by piece (-Dfirst=true: the first pass piece by piece as loaded; -DoutOffset=BYTES shifts the output).
+// Best of rounds 3-8, % of one bulk copy. Args: CHUNK PIECE PASSES
 import java.nio.*;
 public class InterleaveProbe {
   static int chunk, piece, passes, n;
@@ -27,6 +28,20 @@ public class InterleaveProbe {
       }
     }
   }
+  static void firstPassByPiece() {
+    for (int at = 0; at < n; at += chunk) {
+      for (int d = 0; d < chunk; d += 768) {
+        int end = Math.min(chunk, d + 768);
+        for (int e = d; e < end; e += piece) fi.get(at + e, a, e, Math.min(piece, end - e));
+        for (int i = d; i < end; i++) a[i] = a[i] * 1.0001f + 1e-9f;
+      }
+      kernelFrom(1);
+      store(at, a);
+    }
+  }
+  static void kernelFrom(int first) {
+    for (int p = first; p < passes; p++) for (int i = 0; i < chunk; i++) a[i] = a[i] * 1.0001f + 1e-9f;
+  }
   static void pipelined() {
     float[] cur = a, prev = b;
     int prevAt = -1;
@@ -45,10 +60,10 @@ public class InterleaveProbe {
     chunk = Integer.parseInt(args[0]); piece = Integer.parseInt(args[1]); passes = Integer.parseInt(args[2]);
     int bytes0 = 256 << 20; n = (bytes0 / 4) / chunk * chunk; long bytes = 4L * n;
     ByteBuffer in = ByteBuffer.allocateDirect(bytes0).order(ByteOrder.LITTLE_ENDIAN);
-    ByteBuffer out = ByteBuffer.allocateDirect(bytes0).order(ByteOrder.LITTLE_ENDIAN);
+    ByteBuffer out = ByteBuffer.allocateDirect(bytes0 + 8192).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < bytes0; i += 4) in.putFloat(i, (i % 1000) * 1e-3f);
     for (int i = 0; i < bytes0; i += 4096) out.putFloat(i, 0);
-    fi = in.asFloatBuffer(); fo = out.asFloatBuffer();
+    fi = in.asFloatBuffer(); int off = Integer.getInteger("outOffset", 0); out.position(off); fo = out.slice().order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer(); out.position(0);
     a = new float[chunk]; b = new float[chunk];
     double[] best = new double[3];
     for (int round = 0; round < 8; round++) {
@@ -57,7 +72,7 @@ public class InterleaveProbe {
       long t1 = System.nanoTime();
       roundTrip();
       long t2 = System.nanoTime();
-      lastPassByPiece();
+      if (Boolean.getBoolean("first")) firstPassByPiece(); else lastPassByPiece();
       long t3 = System.nanoTime();
       double[] g = {2.0 * bytes / (t1 - t0), 2.0 * bytes / (t2 - t1), 2.0 * bytes / (t3 - t2)};
       if (round >= 2) for (int k = 0; k < 3; k++) best[k] = Math.max(best[k], g[k]);
