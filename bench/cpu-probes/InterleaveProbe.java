@@ -1,7 +1,9 @@
 // Probe (bench/cpu-probes/README.md): the engine's chunk round trip (load a chunk, a stand-in kernel of PASSES
-// vectorized passes over it in L1, store it) in copies of PIECE floats, against the same with the last pass and
-// the store piece by piece (-Dfirst=true: the first pass piece by piece as loaded; -DoutOffset=BYTES shifts the output).
-// Best of rounds 3-8, % of one bulk copy. Args: CHUNK PIECE PASSES
+// vectorized passes over it in L1, store it) in copies of PIECE floats, against a variant: the last pass and the store
+// piece by piece (default), -Dfirst=true the first pass piece by piece as loaded, -DrowPieces=true a wide row through
+// a 768-float array twice (first passes, then the rest and the store), -DrowsInterleaved=true that with row r's second
+// half interleaved with row r+1's first; -DoutOffset=BYTES shifts the output. Best of rounds 3-8, % of one bulk copy.
+// Args: CHUNK PIECE PASSES
 import java.nio.*;
 public class InterleaveProbe {
   static int chunk, piece, passes, n;
@@ -39,6 +41,49 @@ public class InterleaveProbe {
       store(at, a);
     }
   }
+  /** A wide row in pieces of 768: pass 1 reads each piece through a small array (a reduction), pass 2 reads it again, computes, stores. */
+  static float rowByPieces() {
+    float total = 0;
+    for (int at = 0; at < n; at += chunk) {
+      float s = 0;
+      for (int d = 0; d < chunk; d += 768) {
+        int len = Math.min(768, chunk - d);
+        for (int e = 0; e < len; e += piece) fi.get(at + d + e, b, e, Math.min(piece, len - e));
+        for (int p = 0; p < passes / 2; p++) for (int i = 0; i < len; i++) b[i] = b[i] * 1.0001f + 1e-9f;
+        s += b[0];
+      }
+      for (int d = 0; d < chunk; d += 768) {
+        int len = Math.min(768, chunk - d);
+        for (int e = 0; e < len; e += piece) fi.get(at + d + e, b, e, Math.min(piece, len - e));
+        for (int p = 0; p < passes - passes / 2; p++) for (int i = 0; i < len; i++) b[i] = b[i] * 1.0001f + 1e-9f;
+        for (int e = 0; e < len; e += piece) fo.put(at + d + e, b, e, Math.min(piece, len - e));
+      }
+      total += s;
+    }
+    return total;
+  }
+  /** rowByPieces with row r's second pass interleaved, piece by piece, with row r+1's first pass. */
+  static float rowsInterleaved() {
+    float total = 0;
+    float[] c = new float[768];
+    for (int at = -chunk; at < n; at += chunk) {
+      int next = at + chunk;
+      for (int d = 0; d < chunk; d += 768) {
+        int len = Math.min(768, chunk - d);
+        if (at >= 0) {
+          for (int e = 0; e < len; e += piece) fi.get(at + d + e, b, e, Math.min(piece, len - e));
+          for (int p = 0; p < passes - passes / 2; p++) for (int i = 0; i < len; i++) b[i] = b[i] * 1.0001f + 1e-9f;
+          for (int e = 0; e < len; e += piece) fo.put(at + d + e, b, e, Math.min(piece, len - e));
+        }
+        if (next < n) {
+          for (int e = 0; e < len; e += piece) fi.get(next + d + e, c, e, Math.min(piece, len - e));
+          for (int p = 0; p < passes / 2; p++) for (int i = 0; i < len; i++) c[i] = c[i] * 1.0001f + 1e-9f;
+          total += c[0];
+        }
+      }
+    }
+    return total;
+  }
   static void kernelFrom(int first) {
     for (int p = first; p < passes; p++) for (int i = 0; i < chunk; i++) a[i] = a[i] * 1.0001f + 1e-9f;
   }
@@ -72,7 +117,7 @@ public class InterleaveProbe {
       long t1 = System.nanoTime();
       roundTrip();
       long t2 = System.nanoTime();
-      if (Boolean.getBoolean("first")) firstPassByPiece(); else lastPassByPiece();
+      if (Boolean.getBoolean("first")) firstPassByPiece(); else if (Boolean.getBoolean("rowPieces")) rowByPieces(); else if (Boolean.getBoolean("rowsInterleaved")) rowsInterleaved(); else lastPassByPiece();
       long t3 = System.nanoTime();
       double[] g = {2.0 * bytes / (t1 - t0), 2.0 * bytes / (t2 - t1), 2.0 * bytes / (t3 - t2)};
       if (round >= 2) for (int k = 0; k < 3; k++) best[k] = Math.max(best[k], g[k]);
