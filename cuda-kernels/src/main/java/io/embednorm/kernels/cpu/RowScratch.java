@@ -26,6 +26,8 @@ final class RowScratch {
   private float[] squareLanes = new float[64 * 8];
   private float[] blockSums = new float[64];
   private float[] exponentials = new float[0];
+  private float[] ones = new float[0];
+  private float[] negativeZeros = new float[0];
   private final float[] exponentArguments = new float[FloatExponential.PIECE];
   private final float[] exponentMantissas = new float[FloatExponential.PIECE];
   private final SumTree sumTree = new SumTree();
@@ -59,6 +61,38 @@ final class RowScratch {
       doubles = array;
     }
     return array;
+  }
+
+  /**
+   * At least {@code length} elements of 1: LayerNorm's γ where it has none but has β (x · 1 is x
+   * for every float), so that one SIMD loop serves every case. Not to be written.
+   */
+  float[] ones(int length) {
+    if (ones.length < length) {
+      float[] array = new float[length];
+      java.util.Arrays.fill(array, 1f);
+      if (length > RETAINED_ELEMENTS) {
+        return array;
+      }
+      ones = array;
+    }
+    return ones;
+  }
+
+  /**
+   * At least {@code length} elements of −0: LayerNorm's β where it has none but has γ (x + −0 is x
+   * for every float, +0 included). Not to be written.
+   */
+  float[] negativeZeros(int length) {
+    if (negativeZeros.length < length) {
+      float[] array = new float[length];
+      java.util.Arrays.fill(array, -0f);
+      if (length > RETAINED_ELEMENTS) {
+        return array;
+      }
+      negativeZeros = array;
+    }
+    return negativeZeros;
   }
 
   /** A short array of at least {@code length} elements for float16 and bfloat16 rows. */
