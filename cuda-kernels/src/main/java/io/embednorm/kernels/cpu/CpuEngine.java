@@ -49,18 +49,19 @@ public final class CpuEngine implements NormalizationEngine {
    * stays in the L1 cache through every pass): one bulk copy per chunk rather than per row, and
    * narrow rows reach the kernels many at once. Small: on a 2-core AMD EPYC (Zen 4) machine whose
    * JVM copies 25-29 GB/s a thread, JMH on one thread (2026-11-24) gave layer_norm at width 32
-   * 17.2-17.8 ops/s with 1 Ki elements against 14.4-14.9 with 4 Ki. And under 4 KiB: see {@link
-   * #COPY_BYTES}, which also caps the copies of rows wider than a chunk.
+   * 17.2-17.8 ops/s with 1 Ki elements against 14.4-14.9 with 4 Ki. A chunk moves in copies of
+   * {@link #CHUNK_COPY_BYTES}; a row wider than a chunk is a run of its own, moved in copies of
+   * {@link #COPY_BYTES}.
    */
   static final int CHUNK_ELEMENTS = 768;
 
   /**
-   * The most bytes one bulk copy between a buffer and a scratch array moves. On a 2-core AMD EPYC
-   * (Zen 5) machine, one thread, 2026-11-26, copies of 4 KiB and more ran the engine at a fraction
-   * of the speed of 3 KiB ones (% of a copy of the same bytes: rms_norm 128 62 % against 33 %, 4096
-   * 58 % against 45 %), perhaps by 4 KiB aliasing of loads with earlier stores (not proven); the
-   * A/Bs, and why the touch-ahead of the next chunk went with this change, are in
-   * docs/PERFORMANCE.md.
+   * The most bytes one bulk copy moves for a row wider than a chunk (chunks of whole rows use
+   * {@link #CHUNK_COPY_BYTES}). On a 2-core AMD EPYC (Zen 5) machine, one thread, 2026-11-26, when
+   * every copy used this cap, copies of 4 KiB and more ran the engine at a fraction of the speed of
+   * 3 KiB ones (% of a copy of the same bytes: rms_norm 128 62 % against 33 %, 4096 58 % against 45
+   * %), perhaps by 4 KiB aliasing of loads with earlier stores (not proven); the A/Bs, and why the
+   * touch-ahead of the next chunk went with this change, are in docs/PERFORMANCE.md.
    */
   static final int COPY_BYTES = 3 << 10;
 

@@ -65,7 +65,8 @@ final class RowScratch {
 
   /**
    * At least {@code length} elements of 1: LayerNorm's γ where it has none but has β (x · 1 is x
-   * for every float), so that one SIMD loop serves every case. Not to be written.
+   * for every float), so that the SIMD passes' loop with γ and β also serves β alone. Not to be
+   * written. Rows wider than {@link #RETAINED_ELEMENTS} get a fresh array, as in {@link #floats}.
    */
   float[] ones(int length) {
     if (ones.length < length) {
@@ -81,7 +82,7 @@ final class RowScratch {
 
   /**
    * At least {@code length} elements of −0: LayerNorm's β where it has none but has γ (x + −0 is x
-   * for every float, +0 included). Not to be written.
+   * for every float, +0 included). Not to be written; kept as {@link #ones} is.
    */
   float[] negativeZeros(int length) {
     if (negativeZeros.length < length) {

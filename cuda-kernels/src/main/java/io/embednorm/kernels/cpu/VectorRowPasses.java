@@ -712,9 +712,10 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * γ where LayerNorm has none but has β, and β where it has none but γ: x · 1 and x + (−0) are x
-   * for every float (+0 + −0 is +0, −0 + −0 is −0), so one loop gives each case the bits of {@link
-   * #standardizeRows}, which skips the missing operation.
+   * γ where LayerNorm has none but has β, and β where it has none but γ, for rows of 32: x · 1 and
+   * x + (−0) are x for every float (+0 + −0 is +0, −0 + −0 is −0), so one loop gives each case the
+   * bits of ScalarRowPasses#standardizeRows, which skips the missing operation. Wider rows take
+   * theirs from {@link RowScratch#ones} and {@link RowScratch#negativeZeros}.
    */
   private static final float[] ONES = filled(STEP, 1f);
 

@@ -11,8 +11,8 @@ public final class NormalizationVariants {
   private NormalizationVariants() {}
 
   /**
-   * The default eps, eps = 0 and eps = 0.1, each without and with a random weight (and bias, for
-   * LayerNorm) of {@code width} values.
+   * The default eps, eps = 0 and eps = 0.1, each without and with a random weight (and, for
+   * LayerNorm, with weight and bias, and with a bias alone) of {@code width} values.
    */
   public static List<Normalization> of(Op op, int width, Random random) {
     List<Normalization> variants = new ArrayList<>();
@@ -33,6 +33,7 @@ public final class NormalizationVariants {
             normalization
                 .withWeight(randomValues(random, width, 1.0, 0.5))
                 .withBias(randomValues(random, width, 0.0, 1.0)));
+        variants.add(normalization.withBias(randomValues(random, width, 0.0, 1.0)));
       }
     }
     return variants;
