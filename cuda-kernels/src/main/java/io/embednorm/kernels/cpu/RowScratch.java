@@ -64,36 +64,40 @@ final class RowScratch {
   }
 
   /**
-   * At least {@code length} elements of 1: LayerNorm's γ where it has none but has β (x · 1 is x
-   * for every float), so that the SIMD passes' loop with γ and β also serves β alone. Not to be
-   * written. Rows wider than {@link #RETAINED_ELEMENTS} get a fresh array, as in {@link #floats}.
+   * At least {@code length} elements of 1, to be read only: LayerNorm's γ where it has none but has
+   * β. x · 1 is x for every float, so the SIMD passes' loops with γ and β give the bits of skipping
+   * it, and serve β alone.
    */
   float[] ones(int length) {
-    if (ones.length < length) {
-      float[] array = new float[length];
-      java.util.Arrays.fill(array, 1f);
-      if (length > RETAINED_ELEMENTS) {
-        return array;
-      }
+    float[] array = filled(ones, length, 1f);
+    if (length <= RETAINED_ELEMENTS) {
       ones = array;
     }
-    return ones;
+    return array;
   }
 
   /**
-   * At least {@code length} elements of −0: LayerNorm's β where it has none but has γ (x + −0 is x
-   * for every float, +0 included). Not to be written; kept as {@link #ones} is.
+   * At least {@code length} elements of −0, to be read only: LayerNorm's β where it has none but
+   * has γ (x + −0 is x for every float, +0 included).
    */
   float[] negativeZeros(int length) {
-    if (negativeZeros.length < length) {
-      float[] array = new float[length];
-      java.util.Arrays.fill(array, -0f);
-      if (length > RETAINED_ELEMENTS) {
-        return array;
-      }
+    float[] array = filled(negativeZeros, length, -0f);
+    if (length <= RETAINED_ELEMENTS) {
       negativeZeros = array;
     }
-    return negativeZeros;
+    return array;
+  }
+
+  /**
+   * {@code kept} if it holds at least {@code length} elements, else a new array of {@code value}.
+   */
+  private static float[] filled(float[] kept, int length, float value) {
+    if (kept.length >= length) {
+      return kept;
+    }
+    float[] array = new float[length];
+    java.util.Arrays.fill(array, value);
+    return array;
   }
 
   /** A short array of at least {@code length} elements for float16 and bfloat16 rows. */

@@ -607,8 +607,8 @@ final class VectorRowPasses implements RowPasses {
             high,
             low,
             inverseDeviations,
-            gamma == null ? ONES : gamma,
-            beta == null ? NEGATIVE_ZEROS : beta);
+            gamma == null ? scratch.ones(STEP) : gamma,
+            beta == null ? scratch.negativeZeros(STEP) : beta);
       }
       done += plain;
       if (plain < rows) {
@@ -709,22 +709,6 @@ final class VectorRowPasses implements RowPasses {
         .and(inverse.compare(VectorOperators.GE, Float.MIN_NORMAL))
         .and(inverse.compare(VectorOperators.LT, Float.POSITIVE_INFINITY))
         .allTrue();
-  }
-
-  /**
-   * γ where LayerNorm has none but has β, and β where it has none but γ, for rows of 32: x · 1 and
-   * x + (−0) are x for every float (+0 + −0 is +0, −0 + −0 is −0), so one loop gives each case the
-   * bits of ScalarRowPasses#standardizeRows, which skips the missing operation. Wider rows take
-   * theirs from {@link RowScratch#ones} and {@link RowScratch#negativeZeros}.
-   */
-  private static final float[] ONES = filled(STEP, 1f);
-
-  private static final float[] NEGATIVE_ZEROS = filled(STEP, -0f);
-
-  private static float[] filled(int length, float value) {
-    float[] values = new float[length];
-    Arrays.fill(values, value);
-    return values;
   }
 
   /**
@@ -1477,7 +1461,9 @@ final class VectorRowPasses implements RowPasses {
    * {@link #standardizeRows} row by row without γ and β, skipping rows whose inverse deviation is 0
    * (done by the float64 fallback). A loop of its own: with γ and β as branches in one loop the
    * value was a vector reassigned in a branch, which C2 kept in an object in some JVMs (a whole
-   * module's tests first: 3.6-24.6 KB a call from width 16 up, SimdAllocationTest, 2026-11-27).
+   * module's tests first: 3.6-24.6 KB a call from width 16 up, SimdAllocationTest, 2026-11-27). Not
+   * {@link #standardizeEachRowAffine} with ones and −0s: that is two operations an element more for
+   * LayerNorm's default, which has neither.
    */
   private static void standardizeEachRow(
       float[] input,
