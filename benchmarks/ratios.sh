@@ -14,7 +14,7 @@ widths=${3:-32,128,768,4096,32768}
 echo "op           width  T  copy GB/s    op GB/s  % of copy: median (lowest-highest) of $rounds rounds"
 for op in ${ops//,/ }; do
   for width in ${widths//,/ }; do
-    java --add-modules jdk.incubator.vector -Dembednorm.cpu.warmup=false -Xmx2g ${EMBEDNORM_JAVA_OPTS:-} \
+    java --add-modules jdk.incubator.vector -XX:PerMethodTrapLimit=1000 -Dembednorm.cpu.warmup=false -Xmx2g ${EMBEDNORM_JAVA_OPTS:-} \
       -XX:MaxDirectMemorySize=2g -cp "$here/target/benchmarks.jar" \
       io.embednorm.benchmarks.RatioHarness "$op" "$width" "$rounds" 2>/dev/null
   done

@@ -49,6 +49,7 @@ import org.openjdk.jmh.annotations.Warmup;
     value = 1,
     jvmArgsAppend = {
       "--add-modules=jdk.incubator.vector",
+      "-XX:PerMethodTrapLimit=1000",
       "--add-opens=java.base/java.nio=ALL-UNNAMED",
       "-Xmx2g",
       "-XX:MaxDirectMemorySize=2g"

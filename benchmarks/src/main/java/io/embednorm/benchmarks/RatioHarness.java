@@ -25,7 +25,7 @@ import java.util.concurrent.Future;
  * ({@code benchmarks/ratios.sh}) keeps one op's profile from shaping another's compilation.
  *
  * <pre>
- * java --add-modules jdk.incubator.vector -Dembednorm.cpu.warmup=false -Xmx2g \
+ * java --add-modules jdk.incubator.vector -XX:PerMethodTrapLimit=1000 -Dembednorm.cpu.warmup=false -Xmx2g \
  *   -XX:MaxDirectMemorySize=2g -cp benchmarks/target/benchmarks.jar \
  *   io.embednorm.benchmarks.RatioHarness OP WIDTH [ROUNDS [THREADS,...]]
  * </pre>

@@ -7,6 +7,7 @@ import org.openjdk.jmh.annotations.Fork;
     value = 1,
     jvmArgsAppend = {
       "--add-modules=jdk.incubator.vector",
+      "-XX:PerMethodTrapLimit=1000",
       "-Dembednorm.cpu.warmup=false",
       "-Xmx2g",
       "-XX:MaxDirectMemorySize=2g"

@@ -7,6 +7,7 @@ import io.embednorm.kernels.Float16;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
 import io.embednorm.kernels.RowBatch;
+import java.nio.ByteBuffer;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
 import java.nio.ShortBuffer;
@@ -314,19 +315,38 @@ public final class CpuEngine implements NormalizationEngine {
 
   private void normalizeFloat32(Normalization normalization, RowBatch batch, int first, int end) {
     // clear(): element indices count from index 0 of the buffer, whatever its position.
-    FloatBuffer input = batch.input().clear().asFloatBuffer();
-    FloatBuffer output = batch.output().clear().asFloatBuffer();
+    ByteBuffer inputBytes = batch.input().clear();
+    ByteBuffer outputBytes = batch.output().clear();
+    FloatBuffer input = inputBytes.asFloatBuffer();
+    FloatBuffer output = outputBytes.asFloatBuffer();
     RowScratch scratch = RowScratch.current();
     forEachChunk(
         batch,
         first,
         end,
         (chunkFirst, chunkEnd, start, elements) -> {
+          // A chunk wider than CHUNK_ELEMENTS is one row.
+          if (elements > CHUNK_ELEMENTS
+              && betweenBuffers(normalization, inputBytes, outputBytes, start, elements)) {
+            return;
+          }
           float[] values = scratch.floats(elements);
           load(input, start, values, elements);
           normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
           store(values, output, start, elements);
         });
+  }
+
+  /**
+   * Normalizes one float32 row wider than a chunk straight between the buffers where the passes
+   * running now have such a path for the op ({@link RowPasses#normalizeBetweenBuffers}); false,
+   * having written nothing, otherwise.
+   */
+  private boolean betweenBuffers(
+      Normalization normalization, ByteBuffer input, ByteBuffer output, int start, int width) {
+    RowPasses running = warmUp == null ? passes : warmUp.settledFloatPasses(normalization.op());
+    return running != null
+        && running.normalizeBetweenBuffers(normalization, input, output, start, width);
   }
 
   private void normalizeFloat64(Normalization normalization, RowBatch batch, int first, int end) {

@@ -35,7 +35,7 @@ final class FloatRowKernels {
   static final double SMALLEST_DOMINATING_VARIANCE_EPSILON = 0x1p-60;
 
   /** Below this, eps no longer dominates a norm smaller than 2^-50. */
-  private static final double SMALLEST_DOMINATING_NORM_EPSILON = 0x1p-40;
+  static final double SMALLEST_DOMINATING_NORM_EPSILON = 0x1p-40;
 
   /**
    * Marks a row that {@link DoublePrecisionFallback} has already written, and that the element-wise
@@ -69,8 +69,7 @@ final class FloatRowKernels {
       float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON);
       boolean unsafe = passes.anyUnsafe(sums, scales, count, smallest, LARGEST_SAFE_SUM);
       for (int row = 0; unsafe && row < count; row++) {
-        if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
-            || notNormal(scales[row])) {
+        if (needsFallback(sums[row], scales[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)) {
           DoublePrecisionFallback.rmsNorm(
               passes,
               input,
@@ -149,8 +148,11 @@ final class FloatRowKernels {
       boolean unsafe =
           passes.anyUnsafe(sumsOfSquares, inverseDeviations, count, smallest, LARGEST_SAFE_SUM);
       for (int row = 0; unsafe && row < count; row++) {
-        if (outsideSafeRange(sumsOfSquares[row], epsilon, SMALLEST_DOMINATING_VARIANCE_EPSILON)
-            || notNormal(inverseDeviations[row])) {
+        if (needsFallback(
+            sumsOfSquares[row],
+            inverseDeviations[row],
+            epsilon,
+            SMALLEST_DOMINATING_VARIANCE_EPSILON)) {
           DoublePrecisionFallback.layerNorm(
               passes,
               input,
@@ -255,8 +257,7 @@ final class FloatRowKernels {
       float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_NORM_EPSILON);
       boolean unsafe = passes.anyUnsafe(sums, scales, count, smallest, LARGEST_SAFE_SUM);
       for (int row = 0; unsafe && row < count; row++) {
-        if (outsideSafeRange(sums[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)
-            || notNormal(scales[row])) {
+        if (needsFallback(sums[row], scales[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)) {
           DoublePrecisionFallback.l2Normalize(
               passes,
               input,
@@ -275,6 +276,15 @@ final class FloatRowKernels {
   /** The sums below this may need the fallback: 2^-100 unless eps dominates them. */
   static float smallestSafeSum(double epsilon, double smallestDominatingEpsilon) {
     return epsilon < smallestDominatingEpsilon ? SMALLEST_SAFE_SUM : Float.NEGATIVE_INFINITY;
+  }
+
+  /**
+   * Whether a row with this float32 sum of squares and scale factor is recomputed in float64: its
+   * sum outside the safe range, or its scale not a normal float.
+   */
+  static boolean needsFallback(
+      float sumOfSquares, float scale, double epsilon, double smallestDominatingEpsilon) {
+    return outsideSafeRange(sumOfSquares, epsilon, smallestDominatingEpsilon) || notNormal(scale);
   }
 
   /** False for NaN: a NaN row stays NaN on either path, so it keeps the cheap one. */

@@ -17,6 +17,25 @@ final class LayerNormStatistics {
   private LayerNormStatistics() {}
 
   /**
+   * Σ (x − mean)² = Σd² − (Σd)²/D of a row from its one pass ({@code squares} = Σd², {@code sum} =
+   * Σd), or a mark for {@link #needsSecondPass} where that difference would lose accuracy. An
+   * infinite or NaN Σd² stays as it is: the kernel's range check or NaN propagation.
+   */
+  static float onePassDeviations(float squares, float sum, int width) {
+    if (!(squares < Float.POSITIVE_INFINITY)) {
+      return squares;
+    }
+    double wideSum = sum;
+    double deviations = squares - wideSum * wideSum / width;
+    return deviations + deviations < squares ? SECOND_PASS : (float) deviations;
+  }
+
+  /** Whether {@link #onePassDeviations} marked the row for the second pass. */
+  static boolean needsSecondPass(float deviations) {
+    return deviations == SECOND_PASS;
+  }
+
+  /**
    * For each of the {@code count} rows of {@code width} from {@code offset}: its shift into {@code
    * shifts}, its mean into {@code means} and as the float32 pair {@code high[row] + low[row]} (see
    * {@link RowPasses#centers}), and Σ (x − mean)² into {@code sums}. The same bits whichever passes
@@ -37,22 +56,12 @@ final class LayerNormStatistics {
     passes.sumsAndSquaresOfDifferences(values, offset, width, count, shifts, high, sums);
     boolean secondPass = false;
     for (int row = 0; row < count; row++) {
-      float squares = sums[row];
-      // Infinite or NaN sums stay as they are: the kernel's range check or NaN propagation.
-      if (squares < Float.POSITIVE_INFINITY) {
-        double sum = high[row];
-        double deviations = squares - sum * sum / width;
-        if (deviations + deviations < squares) {
-          sums[row] = SECOND_PASS;
-          secondPass = true;
-        } else {
-          sums[row] = (float) deviations;
-        }
-      }
+      sums[row] = onePassDeviations(sums[row], high[row], width);
+      secondPass |= needsSecondPass(sums[row]);
     }
     passes.centers(shifts, high, count, width, means, high, low);
     for (int row = 0; secondPass && row < count; row++) {
-      if (sums[row] == SECOND_PASS) {
+      if (needsSecondPass(sums[row])) {
         sums[row] =
             passes.sumOfSquaredDeviations(
                 values, offset + row * width, width, shifts[row], means[row]);

@@ -1,5 +1,8 @@
 package io.embednorm.kernels.cpu;
 
+import io.embednorm.kernels.Normalization;
+import java.nio.ByteBuffer;
+
 /**
  * The loops over a row that the op kernels ({@link FloatRowKernels}, {@link DoubleRowKernels}) are
  * made of: reductions and element-wise passes. Two implementations exist, {@link ScalarRowPasses}
@@ -15,6 +18,19 @@ interface RowPasses {
 
   /** What runs, for the engine's description, e.g. {@code java simd, 256-bit}. */
   String description();
+
+  /**
+   * Normalizes the float32 row of {@code width} elements at element {@code start} of {@code input}
+   * into the same elements of {@code output}, straight between the buffers (little-endian, the same
+   * memory or disjoint; weight and bias lengths checked) with the bits of {@link FloatRowKernels};
+   * false, having written nothing, where these passes have no such path for the op or the row needs
+   * the float64 fallback. The engine uses it for rows wider than its chunk (see {@code
+   * BufferRowKernels} for why); these default passes have none.
+   */
+  default boolean normalizeBetweenBuffers(
+      Normalization normalization, ByteBuffer input, ByteBuffer output, int start, int width) {
+    return false;
+  }
 
   // ---- float32: each method runs over a group of count rows of one width, back to back from
   // offset; the results of the reductions and the per-row factors are indexed by row in the group.

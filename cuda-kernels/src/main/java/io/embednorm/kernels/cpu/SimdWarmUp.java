@@ -2,6 +2,8 @@ package io.embednorm.kernels.cpu;
 
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicIntegerArray;
 import java.util.concurrent.atomic.AtomicLongArray;
@@ -87,15 +89,45 @@ final class SimdWarmUp {
         && due(key, (long) rows * width * Float.BYTES)) {
       int sampleRows = Math.max(1, Math.min(rows, CpuEngine.CHUNK_ELEMENTS / width));
       float[] sample = Arrays.copyOfRange(values, offset, offset + sampleRows * width);
-      start(
-          key,
-          passes -> {
-            float[] output = new float[sample.length];
-            CpuKernels.normalizeRows(
-                passes, normalization, sample, 0, output, 0, width, sampleRows);
-          });
+      if (width > CpuEngine.CHUNK_ELEMENTS) {
+        start(key, wideRow(normalization, sample));
+      } else {
+        start(
+            key,
+            passes -> {
+              float[] output = new float[sample.length];
+              CpuKernels.normalizeRows(
+                  passes, normalization, sample, 0, output, 0, width, sampleRows);
+            });
+      }
     }
     return scalar;
+  }
+
+  /**
+   * The passes for the op's float32 rows once the warm-up has settled on the SIMD ones; null until
+   * then (and where it settled on the scalar ones), when {@link #floatPasses} decides.
+   */
+  RowPasses settledFloatPasses(Op op) {
+    return states.get(key(op, 0)) == SIMD ? vector : null;
+  }
+
+  /**
+   * A row wider than a chunk as the engine runs it: between direct buffers where the passes can (so
+   * that the SIMD passes are timed, and compiled, in the form the engine will call), else through
+   * arrays.
+   */
+  private static Kernel wideRow(Normalization normalization, float[] row) {
+    ByteBuffer input = ByteBuffer.allocateDirect(row.length * Float.BYTES);
+    input.order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().put(row);
+    ByteBuffer output = ByteBuffer.allocateDirect(row.length * Float.BYTES);
+    output.order(ByteOrder.LITTLE_ENDIAN);
+    float[] values = new float[row.length];
+    return passes -> {
+      if (!passes.normalizeBetweenBuffers(normalization, input, output, 0, row.length)) {
+        CpuKernels.normalizeRows(passes, normalization, row, 0, values, 0, row.length, 1);
+      }
+    };
   }
 
   /** The passes for the op's next float64 row, {@code width} elements of {@code values}. */

@@ -1,5 +1,10 @@
 package io.embednorm.kernels.cpu;
 
+import com.sun.management.HotSpotDiagnosticMXBean;
+import io.embednorm.kernels.Normalization;
+import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.List;
 import jdk.incubator.vector.DoubleVector;
@@ -164,6 +169,53 @@ final class VectorRowPasses implements RowPasses {
    */
   static List<RowPasses> variants() {
     return List.of(new VectorRowPasses(false), new VectorRowPasses(true));
+  }
+
+  /**
+   * The least {@code -XX:PerMethodTrapLimit} under which rows go between buffers: conf/jvm.options
+   * sets it and says why. Under the default (100), the new kernels' deoptimizations, added to those
+   * of the other kernels in one JVM, made C2 compile softmax's and LayerNorm's kernels with
+   * heap-allocated vectors (SimdAllocationTest, 2026-11-27); such a JVM keeps the array path.
+   */
+  static final long LEAST_TRAP_LIMIT = 1000;
+
+  /**
+   * Whether {@link #normalizeBetweenBuffers} runs {@link BufferRowKernels}: where this JVM's Vector
+   * API reads and writes byte buffers ({@code FloatVector.fromByteBuffer} and {@code
+   * intoByteBuffer}, JDK 17 and 18; later JDKs replaced them by memory segments; checked by
+   * reflection so that the class never links where they are missing) and the trap limit is at least
+   * {@link #LEAST_TRAP_LIMIT}.
+   */
+  static final boolean ROWS_BETWEEN_BUFFERS =
+      hasByteBufferVectors() && trapLimit() >= LEAST_TRAP_LIMIT;
+
+  @Override
+  public boolean normalizeBetweenBuffers(
+      Normalization normalization, ByteBuffer input, ByteBuffer output, int start, int width) {
+    return ROWS_BETWEEN_BUFFERS
+        && BufferRowKernels.normalize(this, normalization, input, output, start, width);
+  }
+
+  private static boolean hasByteBufferVectors() {
+    try {
+      FloatVector.class.getMethod(
+          "fromByteBuffer", VectorSpecies.class, ByteBuffer.class, int.class, ByteOrder.class);
+      FloatVector.class.getMethod("intoByteBuffer", ByteBuffer.class, int.class, ByteOrder.class);
+      return true;
+    } catch (NoSuchMethodException e) {
+      return false;
+    }
+  }
+
+  /** This JVM's {@code PerMethodTrapLimit}, or 0 where it cannot be read. */
+  private static long trapLimit() {
+    try {
+      HotSpotDiagnosticMXBean diagnostics =
+          ManagementFactory.getPlatformMXBean(HotSpotDiagnosticMXBean.class);
+      return Long.parseLong(diagnostics.getVMOption("PerMethodTrapLimit").getValue());
+    } catch (RuntimeException | LinkageError e) {
+      return 0;
+    }
   }
 
   @Override
@@ -471,8 +523,7 @@ final class VectorRowPasses implements RowPasses {
    * 4096 wide 397-412 ns against 441-475, 32768 wide 3040-3255 against 3883-4094; at 8 blocks
    * (width 1024) the scalar combine was faster, 120-125 against 131-135.
    */
-  private static void treeSums(
-      RowScratch scratch, SumTree tree, float[] lanes, int count, float[] sums) {
+  static void treeSums(RowScratch scratch, SumTree tree, float[] lanes, int count, float[] sums) {
     int blocks = count * tree.blocks();
     if (blocks < 2 * FLOAT_LANES) {
       tree.sums(lanes, count, sums);

@@ -7,6 +7,8 @@ import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
 import io.embednorm.kernels.TestSeeds;
 import java.lang.management.ManagementFactory;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -57,11 +59,36 @@ class SimdAllocationTest {
         if (fewest > CALLS) {
           allocating.add(op + " " + width + ": " + fewest / CALLS + " bytes a call");
         }
+        if (width > CpuEngine.CHUNK_ELEMENTS) {
+          // The engine's path for such rows, straight between buffers.
+          ByteBuffer input = ByteBuffer.allocateDirect(width * Float.BYTES);
+          input.order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().put(rowsIn, 0, width);
+          ByteBuffer output =
+              ByteBuffer.allocateDirect(width * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+          fewest = Long.MAX_VALUE;
+          for (int attempt = 0; attempt < TRIES && fewest > CALLS; attempt++) {
+            runBetweenBuffers(normalization, input, output, width, 2 * CALLS);
+            long before = threads.getThreadAllocatedBytes(thread);
+            runBetweenBuffers(normalization, input, output, width, CALLS);
+            fewest = Math.min(fewest, threads.getThreadAllocatedBytes(thread) - before);
+          }
+          if (fewest > CALLS) {
+            allocating.add(
+                op + " " + width + " between buffers: " + fewest / CALLS + " bytes a call");
+          }
+        }
       }
     }
     assertThat(allocating)
         .as("cells allocating after %d tries of %d calls", TRIES, CALLS)
         .isEmpty();
+  }
+
+  private static void runBetweenBuffers(
+      Normalization normalization, ByteBuffer input, ByteBuffer output, int width, int calls) {
+    for (int call = 0; call < calls; call++) {
+      RowPassSelection.VECTOR.normalizeBetweenBuffers(normalization, input, output, 0, width);
+    }
   }
 
   private static void run(

@@ -117,6 +117,36 @@ class SimdWarmUpTest {
     }
   }
 
+  /**
+   * Rows wider than a chunk: the warm-up times them as the engine runs them (between buffers where
+   * the SIMD passes can), and after the switch they keep the scalar bits.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Op.class,
+      names = {"RMS_NORM", "LAYER_NORM", "SOFTMAX"})
+  void wideRowsSwitchWithTheSameBits(Op op) {
+    SimdWarmUp warmUp =
+        new SimdWarmUp(
+            RowPassSelection.VECTOR,
+            slowed(ScalarRowPasses.INSTANCE, TimeUnit.MICROSECONDS.toNanos(200)),
+            0,
+            NO_DEADLINE);
+    long seed = TestSeeds.seeds()[2];
+    Random random = new Random(TestSeeds.mix(seed, op.ordinal(), 1031));
+    Normalization normalization = Normalization.of(op);
+    float[] rows = randomRows(random, 64 * 1031);
+    try (CpuEngine warming = new CpuEngine(1, RowPassSelection.VECTOR, warmUp);
+        CpuEngine scalar = new CpuEngine(1, ScalarRowPasses.INSTANCE)) {
+      float[] expected = run(scalar, normalization, rows, 1031);
+      awaitWhileRunning(
+          () -> warmUp.runsSimd(op, FLOAT32), () -> run(warming, normalization, rows, 1031));
+      assertThat(run(warming, normalization, rows, 1031))
+          .as("seed %d, after the switch", seed)
+          .isEqualTo(expected);
+    }
+  }
+
   @Test
   void simdPassesThatNeverWinLeaveTheOpScalar() {
     RowPasses slow = slowed(ScalarRowPasses.INSTANCE, TimeUnit.MILLISECONDS.toNanos(1));
