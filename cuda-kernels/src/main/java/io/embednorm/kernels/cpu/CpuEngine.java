@@ -3,7 +3,6 @@ package io.embednorm.kernels.cpu;
 import io.embednorm.kernels.BFloat16;
 import io.embednorm.kernels.Device;
 import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.Float16;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.NormalizationEngine;
 import io.embednorm.kernels.RowBatch;
@@ -386,19 +385,30 @@ public final class CpuEngine implements NormalizationEngine {
           short[] bits = scratch.shorts(elements);
           float[] values = scratch.floats(elements);
           load(input, start, bits, elements);
+          RowPasses converter = halfConverter(normalization);
           if (half) {
-            Float16.toFloats(bits, 0, values, 0, elements);
+            converter.halvesToFloats(bits, values, elements);
           } else {
             BFloat16.toFloats(bits, 0, values, 0, elements);
           }
           normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
           if (half) {
-            Float16.fromFloats(values, 0, bits, 0, elements);
+            converter.floatsToHalves(values, bits, elements);
           } else {
             BFloat16.fromFloats(values, 0, bits, 0, elements);
           }
           store(bits, output, start, elements);
         });
+  }
+
+  /**
+   * The passes that convert float16 chunks of the op: SIMD where its float32 kernels already run
+   * SIMD (interpreted, the Vector API is many times slower than the scalar loops), else scalar.
+   */
+  private RowPasses halfConverter(Normalization normalization) {
+    return warmUp == null || warmUp.runsSimd(normalization.op(), 0)
+        ? passes
+        : ScalarRowPasses.INSTANCE;
   }
 
   // ---- bulk copies of at most CHUNK_COPY_BYTES (a chunk) or COPY_BYTES (a wider row) each ----

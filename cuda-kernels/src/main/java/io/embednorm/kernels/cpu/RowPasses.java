@@ -213,6 +213,14 @@ interface RowPasses {
   /** {@code values[i] = FloatLogarithm.log(values[i])} (log-softmax: Σ exp(x − max) ≥ 1). */
   void logarithms(float[] values, int count);
 
+  // ---- binary16 (Arrow's Float2Vector) to and from float32, for a chunk of float16 rows ----
+
+  /** {@code floats[i] = Float16.toFloat(halves[i])} for i below count: the same bits. */
+  void halvesToFloats(short[] halves, float[] floats, int count);
+
+  /** {@code halves[i] = Float16.fromFloat(floats[i])} for i below count: the same bits. */
+  void floatsToHalves(float[] floats, short[] halves, int count);
+
   // ---- float64: one row at a time ----
 
   /** The maximum of the row; NaN as soon as any element is NaN. */

@@ -1,5 +1,7 @@
 package io.embednorm.kernels.cpu;
 
+import io.embednorm.kernels.Float16;
+
 /**
  * The plain Java passes: the reductions of {@link FloatSums} and {@link DoubleSums} (eight
  * independent accumulators, which the JIT keeps in registers) and simple element-wise loops. Runs
@@ -294,6 +296,16 @@ final class ScalarRowPasses implements RowPasses {
   @Override
   public void logarithms(float[] values, int count) {
     logarithms(values, 0, count);
+  }
+
+  @Override
+  public void halvesToFloats(short[] halves, float[] floats, int count) {
+    Float16.toFloats(halves, 0, floats, 0, count);
+  }
+
+  @Override
+  public void floatsToHalves(float[] floats, short[] halves, int count) {
+    Float16.fromFloats(floats, 0, halves, 0, count);
   }
 
   /** {@link #inverseSquareRoots(float[], int, double, double)} on [first, end): the SIMD tail. */

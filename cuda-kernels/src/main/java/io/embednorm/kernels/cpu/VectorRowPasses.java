@@ -172,22 +172,30 @@ final class VectorRowPasses implements RowPasses {
   }
 
   /**
-   * The least {@code -XX:PerMethodTrapLimit} under which rows go between buffers: conf/jvm.options
-   * sets it and says why. Under the default (100), the new kernels' deoptimizations, added to those
-   * of the other kernels in one JVM, made C2 compile softmax's and LayerNorm's kernels with
-   * heap-allocated vectors (SimdAllocationTest, 2026-11-27); such a JVM keeps the array path.
+   * The least {@code -XX:PerMethodTrapLimit} (C2's limit on the deoptimizations of all the methods
+   * one compilation inlines; conf/jvm.options sets 1000 and says why) under which the kernels that
+   * need more Vector API code in the JVM stay off: under the default (100), with them, the
+   * deoptimizations of the Vector API's shared methods added up past the limit and C2 compiled
+   * other kernels with heap-allocated vectors (SimdAllocationTest, 2026-11-27: rows between buffers
+   * made softmax and LayerNorm allocate 160 bytes to 229 KB a call, the float16 conversions
+   * LayerNorm at width 32 120 bytes).
    */
   static final long LEAST_TRAP_LIMIT = 1000;
 
   /**
-   * Whether {@link #normalizeBetweenBuffers} runs {@link BufferRowKernels}: where this JVM's Vector
-   * API reads and writes byte buffers ({@code FloatVector.fromByteBuffer} and {@code
-   * intoByteBuffer}, JDK 17 and 18; later JDKs replaced them by memory segments; checked by
-   * reflection so that the class never links where they are missing) and the trap limit is at least
-   * {@link #LEAST_TRAP_LIMIT}.
+   * Whether this JVM runs with {@code -XX:PerMethodTrapLimit} of at least {@link
+   * #LEAST_TRAP_LIMIT}.
    */
-  static final boolean ROWS_BETWEEN_BUFFERS =
-      hasByteBufferVectors() && trapLimit() >= LEAST_TRAP_LIMIT;
+  static final boolean TRAP_LIMIT_RAISED = trapLimit() >= LEAST_TRAP_LIMIT;
+
+  /**
+   * Whether {@link #normalizeBetweenBuffers} runs {@link BufferRowKernels}: where the trap limit is
+   * raised and this JVM's Vector API reads and writes byte buffers ({@code
+   * FloatVector.fromByteBuffer} and {@code intoByteBuffer}, JDK 17 and 18; later JDKs replaced them
+   * by memory segments; checked by reflection so that the class never links where they are
+   * missing).
+   */
+  static final boolean ROWS_BETWEEN_BUFFERS = TRAP_LIMIT_RAISED && hasByteBufferVectors();
 
   @Override
   public boolean normalizeBetweenBuffers(
@@ -215,6 +223,26 @@ final class VectorRowPasses implements RowPasses {
       return Long.parseLong(diagnostics.getVMOption("PerMethodTrapLimit").getValue());
     } catch (RuntimeException | LinkageError e) {
       return 0;
+    }
+  }
+
+  /** On SIMD where the trap limit is raised ({@link #TRAP_LIMIT_RAISED}), else scalar. */
+  @Override
+  public void halvesToFloats(short[] halves, float[] floats, int count) {
+    if (TRAP_LIMIT_RAISED) {
+      VectorHalves.toFloats(halves, floats, count);
+    } else {
+      ScalarRowPasses.INSTANCE.halvesToFloats(halves, floats, count);
+    }
+  }
+
+  /** On SIMD where the trap limit is raised ({@link #TRAP_LIMIT_RAISED}), else scalar. */
+  @Override
+  public void floatsToHalves(float[] floats, short[] halves, int count) {
+    if (TRAP_LIMIT_RAISED) {
+      VectorHalves.toHalves(floats, halves, count);
+    } else {
+      ScalarRowPasses.INSTANCE.floatsToHalves(floats, halves, count);
     }
   }
 

@@ -79,6 +79,22 @@ class SimdAllocationTest {
         }
       }
     }
+    // The binary16 conversions of a chunk of float16 rows (768 elements), both ways.
+    short[] halves = new short[768];
+    float[] floats = new float[768];
+    for (int i = 0; i < floats.length; i++) {
+      floats[i] = (float) random.nextGaussian();
+    }
+    long fewest = Long.MAX_VALUE;
+    for (int attempt = 0; attempt < TRIES && fewest > CALLS; attempt++) {
+      convert(floats, halves, 2 * CALLS);
+      long before = threads.getThreadAllocatedBytes(thread);
+      convert(floats, halves, CALLS);
+      fewest = Math.min(fewest, threads.getThreadAllocatedBytes(thread) - before);
+    }
+    if (fewest > CALLS) {
+      allocating.add("float16 conversions: " + fewest / CALLS + " bytes a call");
+    }
     assertThat(allocating)
         .as("cells allocating after %d tries of %d calls", TRIES, CALLS)
         .isEmpty();
@@ -88,6 +104,13 @@ class SimdAllocationTest {
       Normalization normalization, ByteBuffer input, ByteBuffer output, int width, int calls) {
     for (int call = 0; call < calls; call++) {
       RowPassSelection.VECTOR.normalizeBetweenBuffers(normalization, input, output, 0, width);
+    }
+  }
+
+  private static void convert(float[] floats, short[] halves, int calls) {
+    for (int call = 0; call < calls; call++) {
+      RowPassSelection.VECTOR.floatsToHalves(floats, halves, floats.length);
+      RowPassSelection.VECTOR.halvesToFloats(halves, floats, halves.length);
     }
   }
 
