@@ -24,8 +24,10 @@ import jdk.incubator.vector.VectorSpecies;
  * third as fast) and the last pass reads it again from the cache and writes the output.
  * docs/PERFORMANCE.md has the measurements.
  *
- * <p>Loaded only through {@link VectorRowPasses}. Thread-safe: per-row scalars live in {@link
- * RowScratch}. Allocates nothing.
+ * <p>The loops keep {@link VectorRowPasses}' rules for the Vector API on JDK 17 (scalar operands
+ * broadcast in the loop, the class cast before each store and loop-carried add, one loop per form
+ * rather than a vector chosen in a branch). Loaded only through {@link VectorRowPasses}.
+ * Thread-safe: per-row scalars live in {@link RowScratch}. Allocates nothing.
  */
 final class BufferRowKernels {
   private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
@@ -207,7 +209,6 @@ final class BufferRowKernels {
     int[] ends = tree.ends();
     float[] sumLanes = scratch.lanes(blocks * LANES);
     float[] squareLanes = scratch.squareLanes(blocks * LANES);
-    FloatVector shifts = FloatVector.broadcast(FLOATS, shift);
     int index = 0;
     for (int block = 0, lane = 0; block < blocks; block++, lane += LANES) {
       int end = ends[block];
@@ -216,7 +217,8 @@ final class BufferRowKernels {
       FloatVector square = FloatVector.zero(FLOATS);
       for (; index < full; index += LANES) {
         FloatVector difference =
-            FloatVector.fromByteBuffer(FLOATS, input, at + index * Float.BYTES, ORDER).sub(shifts);
+            FloatVector.fromByteBuffer(FLOATS, input, at + index * Float.BYTES, ORDER)
+                .sub(FloatVector.broadcast(FLOATS, shift));
         sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(difference);
         square = ((FloatVector) FLOAT_CLASS.cast(square)).add(difference.mul(difference));
       }
@@ -239,8 +241,6 @@ final class BufferRowKernels {
     int blocks = tree.blocks();
     int[] ends = tree.ends();
     float[] lanes = scratch.lanes(blocks * LANES);
-    FloatVector shifts = FloatVector.broadcast(FLOATS, shift);
-    FloatVector centers = FloatVector.broadcast(FLOATS, center);
     int index = 0;
     for (int block = 0, lane = 0; block < blocks; block++, lane += LANES) {
       int end = ends[block];
@@ -249,8 +249,8 @@ final class BufferRowKernels {
       for (; index < full; index += LANES) {
         FloatVector deviation =
             FloatVector.fromByteBuffer(FLOATS, input, at + index * Float.BYTES, ORDER)
-                .sub(shifts)
-                .sub(centers);
+                .sub(FloatVector.broadcast(FLOATS, shift))
+                .sub(FloatVector.broadcast(FLOATS, center));
         sum = ((FloatVector) FLOAT_CLASS.cast(sum)).add(deviation.mul(deviation));
       }
       ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, lane);
@@ -266,14 +266,14 @@ final class BufferRowKernels {
 
   /** y = x · scale. */
   private static void scale(ByteBuffer input, ByteBuffer output, int at, int width, float scale) {
-    FloatVector factor = FloatVector.broadcast(FLOATS, scale);
     int full = width & ~(LANES - 1);
     int index = 0;
     for (; index < full; index += LANES) {
       int byteIndex = at + index * Float.BYTES;
       ((FloatVector)
               FLOAT_CLASS.cast(
-                  FloatVector.fromByteBuffer(FLOATS, input, byteIndex, ORDER).mul(factor)))
+                  FloatVector.fromByteBuffer(FLOATS, input, byteIndex, ORDER)
+                      .mul(FloatVector.broadcast(FLOATS, scale))))
           .intoByteBuffer(output, byteIndex, ORDER);
     }
     for (; index < width; index++) {
@@ -285,7 +285,6 @@ final class BufferRowKernels {
   /** y = (x · scale) · w. */
   private static void scaleWeighted(
       ByteBuffer input, ByteBuffer output, int at, int width, float scale, float[] weight) {
-    FloatVector factor = FloatVector.broadcast(FLOATS, scale);
     int full = width & ~(LANES - 1);
     int index = 0;
     for (; index < full; index += LANES) {
@@ -293,7 +292,7 @@ final class BufferRowKernels {
       ((FloatVector)
               FLOAT_CLASS.cast(
                   FloatVector.fromByteBuffer(FLOATS, input, byteIndex, ORDER)
-                      .mul(factor)
+                      .mul(FloatVector.broadcast(FLOATS, scale))
                       .mul(FloatVector.fromArray(FLOATS, weight, index))))
           .intoByteBuffer(output, byteIndex, ORDER);
     }
@@ -312,9 +311,6 @@ final class BufferRowKernels {
       float high,
       float low,
       float inverseDeviation) {
-    FloatVector highs = FloatVector.broadcast(FLOATS, high);
-    FloatVector lows = FloatVector.broadcast(FLOATS, low);
-    FloatVector factor = FloatVector.broadcast(FLOATS, inverseDeviation);
     int full = width & ~(LANES - 1);
     int index = 0;
     for (; index < full; index += LANES) {
@@ -322,9 +318,9 @@ final class BufferRowKernels {
       ((FloatVector)
               FLOAT_CLASS.cast(
                   FloatVector.fromByteBuffer(FLOATS, input, byteIndex, ORDER)
-                      .sub(highs)
-                      .sub(lows)
-                      .mul(factor)))
+                      .sub(FloatVector.broadcast(FLOATS, high))
+                      .sub(FloatVector.broadcast(FLOATS, low))
+                      .mul(FloatVector.broadcast(FLOATS, inverseDeviation))))
           .intoByteBuffer(output, byteIndex, ORDER);
     }
     for (; index < width; index++) {
@@ -344,9 +340,6 @@ final class BufferRowKernels {
       float inverseDeviation,
       float[] gamma,
       float[] beta) {
-    FloatVector highs = FloatVector.broadcast(FLOATS, high);
-    FloatVector lows = FloatVector.broadcast(FLOATS, low);
-    FloatVector factor = FloatVector.broadcast(FLOATS, inverseDeviation);
     int full = width & ~(LANES - 1);
     int index = 0;
     for (; index < full; index += LANES) {
@@ -354,9 +347,9 @@ final class BufferRowKernels {
       ((FloatVector)
               FLOAT_CLASS.cast(
                   FloatVector.fromByteBuffer(FLOATS, input, byteIndex, ORDER)
-                      .sub(highs)
-                      .sub(lows)
-                      .mul(factor)
+                      .sub(FloatVector.broadcast(FLOATS, high))
+                      .sub(FloatVector.broadcast(FLOATS, low))
+                      .mul(FloatVector.broadcast(FLOATS, inverseDeviation))
                       .mul(FloatVector.fromArray(FLOATS, gamma, index))
                       .add(FloatVector.fromArray(FLOATS, beta, index))))
           .intoByteBuffer(output, byteIndex, ORDER);

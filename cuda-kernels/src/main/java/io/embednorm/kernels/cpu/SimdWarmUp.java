@@ -115,17 +115,37 @@ final class SimdWarmUp {
   /**
    * A row wider than a chunk as the engine runs it: between direct buffers where the passes can (so
    * that the SIMD passes are timed, and compiled, in the form the engine will call), else through
-   * arrays.
+   * arrays. The buffers are allocated on the warm-up thread at its first call; where direct memory
+   * is short the row is timed through arrays only.
    */
   private static Kernel wideRow(Normalization normalization, float[] row) {
-    ByteBuffer input = ByteBuffer.allocateDirect(row.length * Float.BYTES);
-    input.order(ByteOrder.LITTLE_ENDIAN).asFloatBuffer().put(row);
-    ByteBuffer output = ByteBuffer.allocateDirect(row.length * Float.BYTES);
-    output.order(ByteOrder.LITTLE_ENDIAN);
-    float[] values = new float[row.length];
-    return passes -> {
-      if (!passes.normalizeBetweenBuffers(normalization, input, output, 0, row.length)) {
-        CpuKernels.normalizeRows(passes, normalization, row, 0, values, 0, row.length, 1);
+    return new Kernel() {
+      private final float[] values = new float[row.length];
+      private ByteBuffer input;
+      private ByteBuffer output;
+      private boolean arraysOnly;
+
+      @Override
+      public void run(RowPasses passes) {
+        if (input == null && !arraysOnly) {
+          allocate();
+        }
+        if (arraysOnly
+            || !passes.normalizeBetweenBuffers(normalization, input, output, 0, row.length)) {
+          CpuKernels.normalizeRows(passes, normalization, row, 0, values, 0, row.length, 1);
+        }
+      }
+
+      private void allocate() {
+        try {
+          int bytes = Math.multiplyExact(row.length, Float.BYTES);
+          ByteBuffer in = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+          in.asFloatBuffer().put(row);
+          output = ByteBuffer.allocateDirect(bytes).order(ByteOrder.LITTLE_ENDIAN);
+          input = in;
+        } catch (OutOfMemoryError | ArithmeticException e) {
+          arraysOnly = true;
+        }
       }
     };
   }

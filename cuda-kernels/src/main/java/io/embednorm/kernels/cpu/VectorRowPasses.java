@@ -186,7 +186,9 @@ final class VectorRowPasses implements RowPasses {
    * Whether this JVM runs with {@code -XX:PerMethodTrapLimit} of at least {@link
    * #LEAST_TRAP_LIMIT}.
    */
-  static final boolean TRAP_LIMIT_RAISED = trapLimit() >= LEAST_TRAP_LIMIT;
+  static boolean trapLimitRaised() {
+    return Gates.TRAP_LIMIT_RAISED;
+  }
 
   /**
    * Whether {@link #normalizeBetweenBuffers} runs {@link BufferRowKernels}: where the trap limit is
@@ -195,12 +197,25 @@ final class VectorRowPasses implements RowPasses {
    * by memory segments; checked by reflection so that the class never links where they are
    * missing).
    */
-  static final boolean ROWS_BETWEEN_BUFFERS = TRAP_LIMIT_RAISED && hasByteBufferVectors();
+  static boolean rowsBetweenBuffers() {
+    return Gates.ROWS_BETWEEN_BUFFERS;
+  }
+
+  /**
+   * The two gates, read on first use rather than when the passes load: the management bean that
+   * reads the trap limit costs about 30 ms of a cold JVM, which narrow float32 rows never need.
+   */
+  private static final class Gates {
+    static final boolean TRAP_LIMIT_RAISED = trapLimit() >= LEAST_TRAP_LIMIT;
+    static final boolean ROWS_BETWEEN_BUFFERS = TRAP_LIMIT_RAISED && hasByteBufferVectors();
+
+    private Gates() {}
+  }
 
   @Override
   public boolean normalizeBetweenBuffers(
       Normalization normalization, ByteBuffer input, ByteBuffer output, int start, int width) {
-    return ROWS_BETWEEN_BUFFERS
+    return Gates.ROWS_BETWEEN_BUFFERS
         && BufferRowKernels.normalize(this, normalization, input, output, start, width);
   }
 
@@ -226,20 +241,20 @@ final class VectorRowPasses implements RowPasses {
     }
   }
 
-  /** On SIMD where the trap limit is raised ({@link #TRAP_LIMIT_RAISED}), else scalar. */
+  /** On SIMD where the trap limit is raised ({@link #trapLimitRaised}), else scalar. */
   @Override
   public void halvesToFloats(short[] halves, float[] floats, int count) {
-    if (TRAP_LIMIT_RAISED) {
+    if (Gates.TRAP_LIMIT_RAISED) {
       VectorHalves.toFloats(halves, floats, count);
     } else {
       ScalarRowPasses.INSTANCE.halvesToFloats(halves, floats, count);
     }
   }
 
-  /** On SIMD where the trap limit is raised ({@link #TRAP_LIMIT_RAISED}), else scalar. */
+  /** On SIMD where the trap limit is raised ({@link #trapLimitRaised}), else scalar. */
   @Override
   public void floatsToHalves(float[] floats, short[] halves, int count) {
-    if (TRAP_LIMIT_RAISED) {
+    if (Gates.TRAP_LIMIT_RAISED) {
       VectorHalves.toHalves(floats, halves, count);
     } else {
       ScalarRowPasses.INSTANCE.floatsToHalves(floats, halves, count);

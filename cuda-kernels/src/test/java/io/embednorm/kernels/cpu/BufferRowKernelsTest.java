@@ -3,15 +3,21 @@ package io.embednorm.kernels.cpu;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.embednorm.kernels.ElementType;
 import io.embednorm.kernels.Normalization;
 import io.embednorm.kernels.Op;
+import io.embednorm.kernels.RowBatch;
 import io.embednorm.kernels.TestSeeds;
-import java.lang.reflect.Field;
+import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
+import java.lang.reflect.Proxy;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.IntBuffer;
 import java.util.Arrays;
 import java.util.EnumSet;
 import java.util.Random;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
@@ -122,6 +128,53 @@ class BufferRowKernelsTest {
         .isTrue();
   }
 
+  /**
+   * Through the engine (no warm-up): ragged batches mixing narrow and wide rows, fixed-width wide
+   * rows with weights, in direct and heap buffers and in place, give the scalar engine's bits, and
+   * the wide rows of RMSNorm, L2 normalization and LayerNorm do go between the buffers.
+   */
+  @ParameterizedTest
+  @EnumSource(Op.class)
+  void theEngineTakesThePathAndKeepsTheScalarEnginesBits(Op op) {
+    assumeByteBufferVectors();
+    AtomicInteger taken = new AtomicInteger();
+    RowPasses counting = counting(taken);
+    int[] widths = {300, 1000, 5, 0, 769, 800, 2000, 3, 1031, 4099, 7};
+    int wideRows = 6;
+    int[] offsets = new int[widths.length + 1];
+    for (int row = 0; row < widths.length; row++) {
+      offsets[row + 1] = offsets[row] + widths[row];
+    }
+    for (long seed : TestSeeds.seeds()) {
+      Random random = new Random(TestSeeds.mix(seed, op.ordinal(), 77));
+      float[] ragged = RowDistribution.NORMAL.floats(random, offsets[widths.length]);
+      float[] fixed = RowDistribution.NORMAL.floats(random, 3 * 1031);
+      for (boolean direct : new boolean[] {true, false}) {
+        String what =
+            String.format("seed %d, %s, %s buffers", seed, op, direct ? "direct" : "heap");
+        taken.set(0);
+        Normalization plain = Normalization.of(op);
+        assertThat(normalizeRagged(counting, plain, ragged, offsets, direct))
+            .as(what + ", ragged")
+            .isEqualTo(normalizeRagged(ScalarRowPasses.INSTANCE, plain, ragged, offsets, direct));
+        assertThat(taken.get())
+            .as(what + ", wide rows taken")
+            .isEqualTo(TAKEN.contains(op) ? wideRows : 0);
+        for (Normalization normalization : NormalizationVariants.of(op, 1031, random)) {
+          for (boolean inPlace : new boolean[] {false, true}) {
+            taken.set(0);
+            assertThat(normalizeFixed(counting, normalization, fixed, 1031, direct, inPlace))
+                .as("%s, %s, fixed width 1031%s", what, normalization, inPlace ? ", in place" : "")
+                .isEqualTo(
+                    normalizeFixed(
+                        ScalarRowPasses.INSTANCE, normalization, fixed, 1031, direct, inPlace));
+            assertThat(taken.get()).as(what + ", rows taken").isEqualTo(TAKEN.contains(op) ? 3 : 0);
+          }
+        }
+      }
+    }
+  }
+
   @Test
   void rowsForTheFloat64FallbackAreLeftToTheArrays() {
     assumeByteBufferVectors();
@@ -190,12 +243,77 @@ class BufferRowKernelsTest {
 
   private static boolean rowsBetweenBuffers() {
     try {
-      Field field = RowPassSelection.VECTOR.getClass().getDeclaredField("ROWS_BETWEEN_BUFFERS");
-      field.setAccessible(true);
-      return field.getBoolean(null);
+      Method gate = RowPassSelection.VECTOR.getClass().getDeclaredMethod("rowsBetweenBuffers");
+      gate.setAccessible(true);
+      return (Boolean) gate.invoke(null);
     } catch (ReflectiveOperationException e) {
-      throw new IllegalStateException("Cannot read VectorRowPasses.ROWS_BETWEEN_BUFFERS", e);
+      throw new IllegalStateException("Cannot ask VectorRowPasses.rowsBetweenBuffers()", e);
     }
+  }
+
+  /** The SIMD passes, counting the rows they take between buffers. */
+  private static RowPasses counting(AtomicInteger taken) {
+    RowPasses vector = RowPassSelection.VECTOR;
+    return (RowPasses)
+        Proxy.newProxyInstance(
+            RowPasses.class.getClassLoader(),
+            new Class<?>[] {RowPasses.class},
+            (proxy, method, arguments) -> {
+              Object result;
+              try {
+                result = method.invoke(vector, arguments);
+              } catch (InvocationTargetException e) {
+                throw e.getCause();
+              }
+              if (method.getName().equals("normalizeBetweenBuffers") && (Boolean) result) {
+                taken.incrementAndGet();
+              }
+              return result;
+            });
+  }
+
+  private static float[] normalizeRagged(
+      RowPasses passes,
+      Normalization normalization,
+      float[] values,
+      int[] offsets,
+      boolean direct) {
+    ByteBuffer input = buffer(values, direct);
+    ByteBuffer output = buffer(new float[values.length], direct);
+    try (CpuEngine engine = new CpuEngine(1, passes)) {
+      engine.normalize(
+          normalization,
+          RowBatch.ragged(ElementType.FLOAT32, IntBuffer.wrap(offsets.clone()), input, output));
+    }
+    return floats(output, 0, values.length);
+  }
+
+  private static float[] normalizeFixed(
+      RowPasses passes,
+      Normalization normalization,
+      float[] values,
+      int width,
+      boolean direct,
+      boolean inPlace) {
+    ByteBuffer input = buffer(values, direct);
+    ByteBuffer output = inPlace ? input : buffer(new float[values.length], direct);
+    try (CpuEngine engine = new CpuEngine(1, passes)) {
+      engine.normalize(
+          normalization,
+          RowBatch.fixedWidth(ElementType.FLOAT32, values.length / width, width, input, output));
+    }
+    return floats(output, 0, values.length);
+  }
+
+  /** The values in a little-endian buffer, direct or on the heap. */
+  private static ByteBuffer buffer(float[] values, boolean direct) {
+    int bytes = values.length * Float.BYTES;
+    ByteBuffer buffer = direct ? ByteBuffer.allocateDirect(bytes) : ByteBuffer.allocate(bytes);
+    buffer.order(ByteOrder.LITTLE_ENDIAN);
+    for (int i = 0; i < values.length; i++) {
+      buffer.putFloat(i * Float.BYTES, values[i]);
+    }
+    return buffer;
   }
 
   /** A little-endian direct buffer of {@code elements} floats, the row at {@code start}. */
