@@ -343,9 +343,18 @@ public final class CpuEngine implements NormalizationEngine {
    */
   private boolean betweenBuffers(
       Normalization normalization, ByteBuffer input, ByteBuffer output, int start, int width) {
-    RowPasses running = warmUp == null ? passes : warmUp.settledFloatPasses(normalization.op());
-    return running != null
-        && running.normalizeBetweenBuffers(normalization, input, output, start, width);
+    return simdSettled(normalization)
+        && passes.normalizeBetweenBuffers(normalization, input, output, start, width);
+  }
+
+  /**
+   * Whether the op's float32 rows run on this engine's passes for good: always without a warm-up,
+   * else once it has settled on SIMD. The paths outside the warm-up's choice (rows between buffers,
+   * float16 conversions) wait for it: interpreted, the Vector API is many times slower than the
+   * scalar loops.
+   */
+  private boolean simdSettled(Normalization normalization) {
+    return warmUp == null || warmUp.runsSimd(normalization.op(), 0);
   }
 
   private void normalizeFloat64(Normalization normalization, RowBatch batch, int first, int end) {
@@ -401,14 +410,9 @@ public final class CpuEngine implements NormalizationEngine {
         });
   }
 
-  /**
-   * The passes that convert float16 chunks of the op: SIMD where its float32 kernels already run
-   * SIMD (interpreted, the Vector API is many times slower than the scalar loops), else scalar.
-   */
+  /** The passes that convert float16 chunks of the op ({@link #simdSettled}). */
   private RowPasses halfConverter(Normalization normalization) {
-    return warmUp == null || warmUp.runsSimd(normalization.op(), 0)
-        ? passes
-        : ScalarRowPasses.INSTANCE;
+    return simdSettled(normalization) ? passes : ScalarRowPasses.INSTANCE;
   }
 
   // ---- bulk copies of at most CHUNK_COPY_BYTES (a chunk) or COPY_BYTES (a wider row) each ----

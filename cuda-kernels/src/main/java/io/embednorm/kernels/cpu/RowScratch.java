@@ -1,5 +1,7 @@
 package io.embednorm.kernels.cpu;
 
+import java.util.Arrays;
+
 /**
  * Per-thread arrays that hold one row while it is converted and normalized, so that the hot path
  * allocates nothing per row. Rows wider than {@link #RETAINED_ELEMENTS} get arrays of their own
@@ -96,7 +98,7 @@ final class RowScratch {
       return kept;
     }
     float[] array = new float[length];
-    java.util.Arrays.fill(array, value);
+    Arrays.fill(array, value);
     return array;
   }
 

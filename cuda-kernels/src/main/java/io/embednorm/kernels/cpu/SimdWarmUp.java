@@ -105,14 +105,6 @@ final class SimdWarmUp {
   }
 
   /**
-   * The passes for the op's float32 rows once the warm-up has settled on the SIMD ones; null until
-   * then (and where it settled on the scalar ones), when {@link #floatPasses} decides.
-   */
-  RowPasses settledFloatPasses(Op op) {
-    return states.get(key(op, 0)) == SIMD ? vector : null;
-  }
-
-  /**
    * A row wider than a chunk as the engine runs it: between direct buffers where the passes can (so
    * that the SIMD passes are timed, and compiled, in the form the engine will call), else through
    * arrays. The buffers are allocated on the warm-up thread at its first call; where direct memory
@@ -169,7 +161,7 @@ final class SimdWarmUp {
     return scalar;
   }
 
-  /** Whether the op's chunks of that precision run SIMD now (for tests). */
+  /** Whether the op's chunks of that precision run SIMD now. */
   boolean runsSimd(Op op, int precision) {
     return states.get(key(op, precision)) == SIMD;
   }

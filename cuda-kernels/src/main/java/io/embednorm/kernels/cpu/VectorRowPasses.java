@@ -215,7 +215,7 @@ final class VectorRowPasses implements RowPasses {
   @Override
   public boolean normalizeBetweenBuffers(
       Normalization normalization, ByteBuffer input, ByteBuffer output, int start, int width) {
-    return Gates.ROWS_BETWEEN_BUFFERS
+    return rowsBetweenBuffers()
         && BufferRowKernels.normalize(this, normalization, input, output, start, width);
   }
 
@@ -244,7 +244,7 @@ final class VectorRowPasses implements RowPasses {
   /** On SIMD where the trap limit is raised ({@link #trapLimitRaised}), else scalar. */
   @Override
   public void halvesToFloats(short[] halves, float[] floats, int count) {
-    if (Gates.TRAP_LIMIT_RAISED) {
+    if (trapLimitRaised()) {
       VectorHalves.toFloats(halves, floats, count);
     } else {
       ScalarRowPasses.INSTANCE.halvesToFloats(halves, floats, count);
@@ -254,7 +254,7 @@ final class VectorRowPasses implements RowPasses {
   /** On SIMD where the trap limit is raised ({@link #trapLimitRaised}), else scalar. */
   @Override
   public void floatsToHalves(float[] floats, short[] halves, int count) {
-    if (Gates.TRAP_LIMIT_RAISED) {
+    if (trapLimitRaised()) {
       VectorHalves.toHalves(floats, halves, count);
     } else {
       ScalarRowPasses.INSTANCE.floatsToHalves(floats, halves, count);
