@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The CPU engine as a share of a copy of the same bytes, copy and op timed in turn in one JVM per
 # cell (RatioHarness): every op at widths 32, 128, 768, 4096, 32768 over 256 MiB of float32, on 1
-# and 2 threads, the SIMD passes from the start. About 6 minutes on 2 cores.
+# and 2 threads, the SIMD passes from the start. Prints a line per cell.
 #   benchmarks/ratios.sh [ROUNDS] [OPS] [WIDTHS]    e.g. benchmarks/ratios.sh 7 layer_norm 768,4096
 # EMBEDNORM_JAVA_OPTS adds JVM options to every cell's JVM.
 set -euo pipefail

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the benchmarks and runs the CPU throughput comparison: every op at widths 32 to 32768 over
 # 256 MiB of float32, SIMD on 1 and 2 threads, scalar on 1 thread, a plain copy of the same bytes on
-# 1 and 2 threads, and the Arrow API end to end. Prints a table of GB/s (bytes read + written).
-# About 8 minutes on 2 cores. Extra arguments go to every JMH run (e.g. -p width=768 for a quick look).
+# 1 and 2 threads, and the Arrow API end to end. Prints a table of GB/s (bytes read + written); the
+# JMH CSVs stay in benchmarks/target/results. Extra arguments go to every JMH run.
+#   benchmarks/run.sh [JMH options]      e.g. benchmarks/run.sh -p width=768 for a quick look
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(dirname "$here")"
