@@ -4,12 +4,11 @@ import io.embednorm.arrow.internal.BackgroundTask;
 import io.embednorm.arrow.internal.MappedColumnPlan;
 import io.embednorm.arrow.internal.MappedFileNormalization;
 import io.embednorm.arrow.internal.MappedPathUnavailable;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.EngineSelection;
-import io.embednorm.kernels.Engines;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.Normalization;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -69,7 +68,7 @@ public final class ArrowFiles {
     EngineSelection selection = Engines.select(device);
     MappedColumnPlan plan = null;
     String notMapped = "the rows run on the GPU";
-    if (selection.engine() instanceof CpuEngine) {
+    if (!selection.engine().copiesToDevice()) {
       try {
         plan = MappedColumnPlan.open(input, column, normalization);
       } catch (MappedPathUnavailable unavailable) {
@@ -92,7 +91,7 @@ public final class ArrowFiles {
       MappedColumnPlan plan, EngineSelection selection, FileJob job, long started) {
     try (selection;
         plan) {
-      int threads = ((CpuEngine) selection.engine()).threads();
+      int threads = selection.engine().threads();
       MappedFileNormalization.run(plan, job.output(), job.normalization(), threads, job.progress());
       return new NormalizeResult(
           plan.rows(),

@@ -1,12 +1,12 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.Device;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.EngineSelection;
-import io.embednorm.kernels.Engines;
-import io.embednorm.kernels.GpuSettings;
-import io.embednorm.kernels.Normalization;
+import io.embednorm.engine.Device;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.GpuSettings;
+import io.embednorm.engine.Normalization;
 import java.util.List;
 import java.util.Objects;
 import org.apache.arrow.memory.BufferAllocator;

@@ -1,7 +1,7 @@
 package io.embednorm.arrow;
 
 import io.embednorm.arrow.internal.TemporaryOutput;
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.Objects;

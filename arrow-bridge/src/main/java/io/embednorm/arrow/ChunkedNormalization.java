@@ -1,9 +1,8 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.NormalizationEngine;
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -57,7 +56,7 @@ final class ChunkedNormalization {
     long base = input.boundary(0);
     long end = input.boundary(rows);
     checkSize(input, base, end);
-    boolean gpu = engine instanceof CudaEngine;
+    boolean gpu = engine.copiesToDevice();
     // Without a weight or bias every row fits, so the runs need no validity. On the GPU it is then
     // worked out on another thread while the chunks go (a large batch's element validity is
     // megabytes of bits, a fair share of the time its copies take).
@@ -70,7 +69,7 @@ final class ChunkedNormalization {
     try {
       try (RunSink sink =
           gpu
-              ? new GpuPipeline((CudaEngine) engine, steps, input, output, firstRowIndex, metrics)
+              ? new GpuPipeline(engine, steps, input, output, firstRowIndex, metrics)
               : new CpuRuns(engine, steps, input, output, firstRowIndex, metrics)) {
         long chunkBytes =
             gpu

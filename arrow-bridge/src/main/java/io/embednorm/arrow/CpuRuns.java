@@ -1,8 +1,8 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.NormalizationEngine;
-import io.embednorm.kernels.RowBatch;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.NormalizationEngine;
+import io.embednorm.engine.RowBatch;
 import java.nio.ByteBuffer;
 import java.nio.IntBuffer;
 import java.util.List;

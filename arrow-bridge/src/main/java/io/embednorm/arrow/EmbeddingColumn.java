@@ -1,7 +1,7 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.EmbedNormException;
 import java.util.List;
 import java.util.stream.Collectors;
 import org.apache.arrow.vector.types.FloatingPointPrecision;

@@ -1,30 +1,29 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.GpuOutOfMemoryException;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.cpu.CpuEngine;
-import io.embednorm.kernels.cuda.ColumnShape;
-import io.embednorm.kernels.cuda.CudaEngine;
-import io.embednorm.kernels.cuda.GpuSession;
-import io.embednorm.kernels.cuda.HostPin;
-import io.embednorm.kernels.cuda.PinnedHostMemory;
-import io.embednorm.kernels.cuda.TransferTimes;
+import io.embednorm.engine.ColumnShape;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.GpuOutOfMemoryException;
+import io.embednorm.engine.HostPin;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.NormalizationEngine;
+import io.embednorm.engine.PipelineSession;
+import io.embednorm.engine.TransferTimes;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.FieldVector;
 
 /**
- * Sends runs of a column's rows through a {@link GpuSession}: straight from the input's element
- * buffer to the device and back into the output's, by address. Both buffers are pinned for the call
- * first (nothing to do for pinned Arrow memory; registration otherwise; pageable copies where
- * neither works). A run that does not fit the device is split in halves and retried; a single row
- * that still does not fit runs on the CPU.
+ * Sends runs of a column's rows through a {@link PipelineSession}: straight from the input's
+ * element buffer to the device and back into the output's, by address. Both buffers are pinned for
+ * the call first (nothing to do for pinned Arrow memory; registration otherwise; pageable copies
+ * where neither works). A run that does not fit the device is split in halves and retried; a single
+ * row that still does not fit runs on the CPU.
  *
  * <p>Closing waits for every chunk in flight, then unpins: the device never writes into memory that
  * is no longer pinned or no longer the caller's.
  */
 final class GpuPipeline implements ChunkedNormalization.RunSink {
-  private final CudaEngine engine;
+  private final NormalizationEngine engine;
   private final List<Normalization> steps;
   private final ListColumn input;
   private final long firstRowIndex;
@@ -35,12 +34,12 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   private final ArrowBuf outputData;
   private final FieldVector output;
   private ColumnShape shape;
-  private GpuSession session;
+  private PipelineSession session;
   private HostPin inputPin;
   private HostPin outputPin;
 
   GpuPipeline(
-      CudaEngine engine,
+      NormalizationEngine engine,
       List<Normalization> steps,
       ListColumn input,
       FieldVector output,
@@ -126,7 +125,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   }
 
   private HostPin pin(long address, long bytes) {
-    HostPin pin = PinnedHostMemory.pin(address, bytes);
+    HostPin pin = Engines.hostMemory().pin(address, bytes);
     if (pin.kind() == HostPin.Kind.REGISTERED) {
       metrics.addRegistered(bytes, pin.registrationNanos());
     }
@@ -163,7 +162,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
 
   /** A row too large for the GPU's free memory, on the CPU engine, straight into the output. */
   private void runOnCpu(int from, int to) {
-    try (CpuEngine cpu = new CpuEngine(1)) {
+    try (NormalizationEngine cpu = Engines.cpu(1)) {
       new CpuRuns(cpu, steps, input, output, firstRowIndex, metrics).run(from, to);
     }
     metrics.addCpuFallbackRows(to - from);

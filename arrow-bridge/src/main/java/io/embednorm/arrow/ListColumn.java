@@ -1,7 +1,7 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.EmbedNormException;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;

@@ -1,6 +1,6 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.Device;
+import io.embednorm.engine.Device;
 import java.time.Duration;
 
 /**

@@ -1,10 +1,10 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.cuda.CudaEngine;
-import io.embednorm.kernels.cuda.PinnedBlock;
-import io.embednorm.kernels.cuda.PinnedHostMemory;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.HostMemory;
+import io.embednorm.engine.PinnedBlock;
 import org.apache.arrow.memory.AllocationManager;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -16,8 +16,8 @@ import org.apache.arrow.memory.RootAllocator;
  * into one (e.g. {@link ArrowFiles#readFile}) and normalize with a normalizer built on it.
  *
  * <p>Pinning memory is slow, so freed buffers go back to a process-wide pool of pinned blocks (size
- * classes, four per power of two) instead of to the system; {@link
- * PinnedHostMemory#releasePooled()} empties it.
+ * classes, four per power of two) instead of to the system; {@link HostMemory#releasePooled()}
+ * empties it.
  */
 public final class PinnedAllocators {
   private static final BufferAllocator EMPTY_SOURCE = new RootAllocator(0);
@@ -32,7 +32,7 @@ public final class PinnedAllocators {
    *     driver), saying why
    */
   public static RootAllocator newRootAllocator(long limit) {
-    String unavailable = CudaEngine.unavailableReason();
+    String unavailable = Engines.gpuUnavailableReason();
     if (unavailable != null) {
       throw new EmbedNormException("Cannot create a pinned allocator: " + unavailable);
     }
@@ -49,7 +49,7 @@ public final class PinnedAllocators {
    * otherwise. The caller closes it.
    */
   public static RootAllocator newRootAllocatorFor(DeviceChoice device, long limit) {
-    if (device != DeviceChoice.CPU && CudaEngine.unavailableReason() == null) {
+    if (device != DeviceChoice.CPU && Engines.gpuUnavailableReason() == null) {
       return newRootAllocator(limit);
     }
     return new RootAllocator(limit);
@@ -75,7 +75,7 @@ public final class PinnedAllocators {
 
     PinnedAllocationManager(BufferAllocator accountingAllocator, long size) {
       super(accountingAllocator);
-      this.block = PinnedHostMemory.allocate(size);
+      this.block = Engines.hostMemory().allocate(size);
       this.size = size;
     }
 

@@ -1,6 +1,6 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.ElementType;
+import io.embednorm.engine.ElementType;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;

@@ -6,12 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.embednorm.arrow.TestColumns.Layout;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.EngineSelection;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;

@@ -5,12 +5,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.embednorm.arrow.TestColumns.Layout;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import java.util.List;
 import java.util.Random;
 import org.apache.arrow.memory.BufferAllocator;
@@ -130,7 +130,7 @@ class ArrowNormalizerChainTest {
 
   @Test
   void pinnedAllocatorsNeedAGpuAndSayWhy() {
-    String why = CudaEngine.unavailableReason();
+    String why = Engines.gpuUnavailableReason();
     assumeTrue(why != null, "a GPU is usable here");
     assertThatThrownBy(() -> PinnedAllocators.newRootAllocator(1 << 20))
         .isInstanceOf(EmbedNormException.class)

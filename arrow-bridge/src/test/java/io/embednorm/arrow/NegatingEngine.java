@@ -1,9 +1,9 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.Device;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.NormalizationEngine;
-import io.embednorm.kernels.RowBatch;
+import io.embednorm.engine.Device;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.NormalizationEngine;
+import io.embednorm.engine.RowBatch;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -32,6 +32,11 @@ final class NegatingEngine implements NormalizationEngine {
   @Override
   public Device device() {
     return Device.CPU;
+  }
+
+  @Override
+  public int threads() {
+    return 1;
   }
 
   @Override

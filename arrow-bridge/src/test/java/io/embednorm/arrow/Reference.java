@@ -1,7 +1,7 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.Normalization;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.Normalization;
 
 /** The five ops in plain float64, straight from the formulas of DESIGN.md §2. */
 final class Reference {
@@ -61,7 +61,7 @@ final class Reference {
           }
           for (int i = 0; i < width; i++) {
             y[i] =
-                normalization.op() == io.embednorm.kernels.Op.SOFTMAX
+                normalization.op() == io.embednorm.engine.Op.SOFTMAX
                     ? Math.exp(x[i] - max) / sum
                     : x[i] - max - Math.log(sum);
           }

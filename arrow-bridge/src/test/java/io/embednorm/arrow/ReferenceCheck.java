@@ -2,8 +2,8 @@ package io.embednorm.arrow;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.Normalization;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.Normalization;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.memory.util.Float16;

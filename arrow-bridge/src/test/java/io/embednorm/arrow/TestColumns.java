@@ -1,6 +1,6 @@
 package io.embednorm.arrow;
 
-import io.embednorm.kernels.ElementType;
+import io.embednorm.engine.ElementType;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Random;

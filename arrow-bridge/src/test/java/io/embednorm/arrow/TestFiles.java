@@ -3,7 +3,7 @@ package io.embednorm.arrow;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.embednorm.arrow.TestColumns.Layout;
-import io.embednorm.kernels.ElementType;
+import io.embednorm.engine.ElementType;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;

@@ -1,9 +1,9 @@
 package io.embednorm.benchmarks;
 
 import io.embednorm.arrow.ArrowNormalizer;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.List;

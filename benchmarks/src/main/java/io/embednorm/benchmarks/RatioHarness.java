@@ -1,10 +1,10 @@
 package io.embednorm.benchmarks;
 
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
-import io.embednorm.kernels.RowBatch;
-import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
+import io.embednorm.engine.RowBatch;
+import io.embednorm.engine.cpu.CpuEngine;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;

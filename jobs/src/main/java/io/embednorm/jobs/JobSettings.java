@@ -1,7 +1,7 @@
 package io.embednorm.jobs;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.Normalization;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Normalization;
 import java.util.Objects;
 
 /**

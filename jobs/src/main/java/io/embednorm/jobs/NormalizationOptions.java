@@ -1,9 +1,9 @@
 package io.embednorm.jobs;
 
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import io.embednorm.jobs.internal.NumberFile;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
 

@@ -4,10 +4,10 @@ import static org.apache.spark.sql.functions.col;
 import static org.apache.spark.sql.functions.count;
 import static org.apache.spark.sql.functions.lit;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.EngineSelection;
-import io.embednorm.kernels.Engines;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Engines;
 import io.embednorm.spark.EmbedNormConfig;
 import io.embednorm.spark.EmbedNormFunctions;
 import java.util.Arrays;

@@ -32,7 +32,7 @@ class SparkSubmitJarIT {
             "io/embednorm/jobs/NormalizeEmbeddingsJob.class",
             "io/embednorm/spark/EmbedNormExtensions.class",
             "io/embednorm/arrow/ArrowNormalizer.class",
-            "io/embednorm/kernels/cpu/CpuKernels.class",
+            "io/embednorm/engine/cpu/CpuKernels.class",
             "picocli/CommandLine.class");
     assertThat(entries)
         .noneMatch(name -> name.startsWith("org/apache/spark/"))

@@ -1,7 +1,7 @@
 package io.embednorm.spark;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;

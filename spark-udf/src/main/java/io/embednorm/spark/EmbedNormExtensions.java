@@ -1,6 +1,6 @@
 package io.embednorm.spark;
 
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;

@@ -1,7 +1,7 @@
 package io.embednorm.spark;
 
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import java.util.ArrayList;
 import java.util.List;

@@ -6,9 +6,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Engines;
 import java.util.List;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
@@ -65,7 +65,7 @@ class DeviceSettingTest {
 
   @Test
   void gpuWithoutUsableGpuFailsAtAnalysisSayingWhy() {
-    String reason = CudaEngine.unavailableReason();
+    String reason = Engines.gpuUnavailableReason();
     assumeTrue(reason != null, "a GPU is usable here");
     spark.conf().set(EmbedNormConfig.DEVICE.name(), "gpu");
     Throwable failure = catchThrowable(() -> spark.sql(QUERY));
@@ -87,7 +87,7 @@ class DeviceSettingTest {
   /** A query analyzed under auto and run under gpu is stopped by the expression itself. */
   @Test
   void gpuWithoutUsableGpuFailsAtExecutionWhenAnalysisDidNotCheck() {
-    assumeTrue(CudaEngine.unavailableReason() != null, "a GPU is usable here");
+    assumeTrue(Engines.gpuUnavailableReason() != null, "a GPU is usable here");
     Dataset<Row> query = spark.range(2).select(EmbedNormFunctions.rmsNorm(array(lit(1.0f))));
     spark.conf().set(EmbedNormConfig.DEVICE.name(), "gpu");
     Throwable failure = catchThrowable(query::collectAsList);

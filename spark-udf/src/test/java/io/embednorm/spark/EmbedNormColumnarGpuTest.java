@@ -3,7 +3,7 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.Engines;
 import io.embednorm.spark.execution.EmbedNormProjectExec;
 import io.embednorm.spark.internal.TaskAllocators;
 import java.nio.file.Path;
@@ -40,7 +40,7 @@ class EmbedNormColumnarGpuTest {
 
   @BeforeAll
   static void startSpark() {
-    String why = CudaEngine.unavailableReason();
+    String why = Engines.gpuUnavailableReason();
     assumeTrue(why == null, () -> "no usable GPU: " + why);
     spark =
         SparkSession.builder()

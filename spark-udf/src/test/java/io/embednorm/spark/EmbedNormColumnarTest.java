@@ -3,7 +3,7 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.Engines;
 import io.embednorm.spark.execution.EmbedNormProjectExec;
 import io.embednorm.spark.execution.RowBatchExec;
 import io.embednorm.spark.internal.TaskAllocators;
@@ -197,7 +197,7 @@ class EmbedNormColumnarTest {
     assertThat(metrics.get("gpuTime"))
         .isEqualTo(
             metrics.get("uploadTime") + metrics.get("kernelTime") + metrics.get("downloadTime"));
-    if (CudaEngine.unavailableReason() != null) {
+    if (Engines.gpuUnavailableReason() != null) {
       assertThat(metrics.get("cpuTime")).isPositive();
       assertThat(metrics.get("normalizeTime")).isGreaterThanOrEqualTo(metrics.get("cpuTime"));
       for (String gpuOnly :

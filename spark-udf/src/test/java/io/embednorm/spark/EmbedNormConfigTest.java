@@ -3,8 +3,8 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.spark.internal.ConfigurationDocumentation;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

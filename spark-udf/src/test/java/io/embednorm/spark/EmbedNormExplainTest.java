@@ -5,9 +5,9 @@ import static org.apache.spark.sql.functions.col;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.Op;
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.execution.ColumnarProjection;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
@@ -87,7 +87,7 @@ class EmbedNormExplainTest {
     spark.conf().set(EmbedNormConfig.EXPLAIN.name(), "true");
     Dataset<Row> result =
         spark.sql("SELECT id, l2_normalize(rms_norm(x)) AS y, softmax(x) AS s FROM embeddings");
-    String reason = CudaEngine.unavailableReason();
+    String reason = Engines.gpuUnavailableReason();
     String placement =
         device.equals("cpu")
             ? "on the CPU engine (cpu was requested)"
@@ -112,7 +112,7 @@ class EmbedNormExplainTest {
     Dataset<Row> analyzedUnderAuto = spark.table("embeddings").select(rmsNorm(col("x")));
     spark.conf().set(EmbedNormConfig.DEVICE.name(), "gpu");
     spark.conf().set(EmbedNormConfig.EXPLAIN.name(), "true");
-    String reason = CudaEngine.unavailableReason();
+    String reason = Engines.gpuUnavailableReason();
     String placement =
         reason == null
             ? "on the GPU (gpu was requested)"

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowable;
 
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.internal.FunctionDocumentation;
 import java.util.ArrayList;
 import java.util.Arrays;

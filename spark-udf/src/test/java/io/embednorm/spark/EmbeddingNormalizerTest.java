@@ -3,7 +3,7 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.spark.ml.EmbeddingNormalizer;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -2,7 +2,7 @@ package io.embednorm.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.internal.FunctionDocumentation;
 import io.embednorm.spark.internal.FunctionSignature;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;

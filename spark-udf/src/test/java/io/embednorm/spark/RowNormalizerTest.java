@@ -3,9 +3,9 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.internal.RowNormalizer;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.util.ArrayData;

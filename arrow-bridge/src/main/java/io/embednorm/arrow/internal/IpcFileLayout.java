@@ -1,6 +1,6 @@
 package io.embednorm.arrow.internal;
 
-import io.embednorm.kernels.ElementType;
+import io.embednorm.engine.ElementType;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;

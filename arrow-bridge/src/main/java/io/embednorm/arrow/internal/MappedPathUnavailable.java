@@ -1,6 +1,6 @@
 package io.embednorm.arrow.internal;
 
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.EmbedNormException;
 
 /**
  * Why the mapped path cannot normalize a file (it is a stream, compressed, holds element nulls,

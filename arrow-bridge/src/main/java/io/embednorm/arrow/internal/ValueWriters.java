@@ -1,9 +1,10 @@
 package io.embednorm.arrow.internal;
 
-import io.embednorm.kernels.ElementType;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.RowBatch;
-import io.embednorm.kernels.cpu.CpuEngine;
+import io.embednorm.engine.ElementType;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.NormalizationEngine;
+import io.embednorm.engine.RowBatch;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
@@ -146,7 +147,7 @@ final class ValueWriters implements AutoCloseable {
 
   /** One thread's engine and scratch buffer. */
   private final class Worker {
-    private final CpuEngine engine = new CpuEngine(1);
+    private final NormalizationEngine engine = Engines.cpu(1);
     private final ByteBuffer scratch;
 
     Worker(int scratchBytes) {

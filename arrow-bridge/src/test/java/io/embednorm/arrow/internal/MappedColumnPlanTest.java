@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.embednorm.arrow.ArrowFiles;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;

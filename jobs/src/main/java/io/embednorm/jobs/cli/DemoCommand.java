@@ -1,15 +1,15 @@
 package io.embednorm.jobs.cli;
 
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import io.embednorm.jobs.JobReport;
 import io.embednorm.jobs.JobSettings;
 import io.embednorm.jobs.NormalizeJob;
 import io.embednorm.jobs.internal.LocalSpark;
 import io.embednorm.jobs.internal.OutputCheck;
 import io.embednorm.jobs.internal.SampleData;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -53,7 +53,7 @@ public final class ErrorReporter {
     while (cause != null) {
       if (cause.getMessage() != null && !cause.getMessage().isBlank()) {
         message = cause.getMessage();
-        if (cause instanceof io.embednorm.kernels.EmbedNormException) {
+        if (cause instanceof io.embednorm.engine.EmbedNormException) {
           break;
         }
       }

@@ -1,8 +1,8 @@
 package io.embednorm.jobs.cli;
 
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.jobs.internal.LocalSpark;
 import io.embednorm.jobs.internal.SampleData;
-import io.embednorm.kernels.EmbedNormException;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;

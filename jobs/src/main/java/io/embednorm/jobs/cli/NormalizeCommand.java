@@ -2,12 +2,10 @@ package io.embednorm.jobs.cli;
 
 import io.embednorm.arrow.ArrowFiles;
 import io.embednorm.arrow.NormalizeResult;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Normalization;
 import io.embednorm.jobs.NormalizationOptions;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.cuda.CudaEngine;
 import java.nio.file.Path;
-import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.concurrent.Callable;
@@ -52,7 +50,6 @@ final class NormalizeCommand implements Callable<Integer> {
    * the command's exit code.
    */
   public static void main(String[] args) {
-    preload();
     System.exit(run(args));
   }
 
@@ -76,55 +73,11 @@ final class NormalizeCommand implements Callable<Integer> {
     return ErrorReporter.commandLine(top).execute(command);
   }
 
-  /**
-   * The CPU kernels' classes (the Vector API's species and operators), whose static initialization
-   * takes a good part of a second on a small machine, and which every path needs.
-   */
-  private static final List<String> KERNEL_CLASSES =
-      List.of("io.embednorm.kernels.cpu.RowPassSelection");
-
-  /**
-   * Arrow's schema (its JSON mappers) and allocator (its logging and memory manager set-up): as
-   * slow, and needed only on the record-batch path, which a GPU always takes. The mapped path (CPU
-   * only) needs neither, and on a small machine initializing them beside it costs it a core.
-   */
-  private static final List<String> ARROW_CLASSES =
-      List.of("org.apache.arrow.vector.types.pojo.Schema", "org.apache.arrow.memory.RootAllocator");
-
-  /** Starts the kernels' initialization while this thread parses the arguments. */
-  private static void preload() {
-    preload(KERNEL_CLASSES);
-  }
-
-  /**
-   * Initializes {@code classes} on threads of their own: the command then finds them ready.
-   * Failures are left for the command to meet and report.
-   */
-  private static void preload(List<String> classes) {
-    for (String name : classes) {
-      Thread loader =
-          new Thread(
-              () -> {
-                try {
-                  Class.forName(name, true, NormalizeCommand.class.getClassLoader());
-                } catch (ClassNotFoundException | LinkageError ignored) {
-                  // the command reports it when it gets there
-                }
-              },
-              "embednorm-preload");
-      loader.setDaemon(true);
-      loader.start();
-    }
-  }
-
   @Override
   public Integer call() {
     Normalization normalization = options.normalization();
     DeviceChoice choice = options.device();
     long start = System.nanoTime();
-    if (choice != DeviceChoice.CPU && CudaEngine.unavailableReason() == null) {
-      preload(ARROW_CLASSES); // a GPU will run it: the record-batch path
-    }
     NormalizeResult result =
         ArrowFiles.normalizeFile(input, output, column, normalization, choice, this::progress);
     double seconds = (System.nanoTime() - start) / 1e9;

@@ -1,7 +1,7 @@
 package io.embednorm.jobs.cli;
 
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.jobs.internal.LocalSpark;
-import io.embednorm.kernels.EmbedNormException;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.spark.sql.Column;

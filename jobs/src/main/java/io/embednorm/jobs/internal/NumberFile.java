@@ -1,6 +1,6 @@
 package io.embednorm.jobs.internal;
 
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

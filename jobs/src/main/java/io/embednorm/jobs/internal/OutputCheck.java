@@ -2,8 +2,8 @@ package io.embednorm.jobs.internal;
 
 import static org.apache.spark.sql.functions.expr;
 
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 

@@ -3,7 +3,7 @@ package io.embednorm.jobs.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;

@@ -1,6 +1,6 @@
 package io.embednorm.spark.internal;
 
-import io.embednorm.kernels.Normalization;
+import io.embednorm.engine.Normalization;
 import io.embednorm.spark.internal.SparkArrays.ElementWidth;
 import java.io.Serializable;
 import java.util.List;

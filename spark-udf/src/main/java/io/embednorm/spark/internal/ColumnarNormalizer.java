@@ -2,8 +2,8 @@ package io.embednorm.spark.internal;
 
 import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.arrow.NormalizationMetrics;
-import io.embednorm.kernels.Device;
-import io.embednorm.kernels.DeviceChoice;
+import io.embednorm.engine.Device;
+import io.embednorm.engine.DeviceChoice;
 import io.embednorm.spark.internal.SparkArrays.ElementWidth;
 import java.util.HashMap;
 import java.util.List;

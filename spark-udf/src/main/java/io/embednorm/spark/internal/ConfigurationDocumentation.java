@@ -1,6 +1,6 @@
 package io.embednorm.spark.internal;
 
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.spark.EmbedNormConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;

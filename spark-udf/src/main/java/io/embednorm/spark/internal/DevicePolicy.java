@@ -1,8 +1,8 @@
 package io.embednorm.spark.internal;
 
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.cuda.CudaEngine;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Engines;
 import io.embednorm.spark.EmbedNormConfig;
 import java.util.function.Function;
 import org.apache.spark.sql.internal.SQLConf;
@@ -35,7 +35,7 @@ public final class DevicePolicy {
   public static void check(Function<String, String> lookup, String functions) {
     DeviceChoice device = EmbedNormConfig.DEVICE.read(lookup);
     if (device == DeviceChoice.GPU) {
-      String unavailable = CudaEngine.unavailableReason();
+      String unavailable = Engines.gpuUnavailableReason();
       if (unavailable != null) {
         throw new EmbedNormException(
             "Cannot run "
@@ -66,7 +66,7 @@ public final class DevicePolicy {
       case CPU:
         return "on the CPU engine (cpu was requested)";
       case GPU:
-        String driverUnavailable = CudaEngine.unavailableReason();
+        String driverUnavailable = Engines.gpuUnavailableReason();
         return driverUnavailable == null
             ? "on the GPU (gpu was requested)"
             : "on the GPU (gpu was requested, but the driver has no usable GPU: "
@@ -74,7 +74,7 @@ public final class DevicePolicy {
                 + "; an executor without one fails the query)";
       case AUTO:
       default:
-        String unavailable = CudaEngine.unavailableReason();
+        String unavailable = Engines.gpuUnavailableReason();
         return unavailable == null
             ? "on the GPU (auto: the driver has a usable GPU; an executor without one uses its CPU"
                 + " engine)"

@@ -1,6 +1,6 @@
 package io.embednorm.spark.internal;
 
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 

@@ -1,6 +1,6 @@
 package io.embednorm.spark.internal;
 
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.Op;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;

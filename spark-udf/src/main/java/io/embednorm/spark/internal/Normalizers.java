@@ -1,8 +1,8 @@
 package io.embednorm.spark.internal;
 
 import io.embednorm.arrow.ArrowNormalizer;
-import io.embednorm.kernels.DeviceChoice;
-import io.embednorm.kernels.EmbedNormException;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import org.apache.arrow.memory.BufferAllocator;

@@ -1,7 +1,7 @@
 package io.embednorm.spark.internal;
 
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.cpu.CpuKernels;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.Normalization;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 
@@ -19,7 +19,7 @@ public final class RowNormalizer {
   /**
    * Normalizes one {@code array<float>} row.
    *
-   * @throws io.embednorm.kernels.EmbedNormException when weight or bias length differs from the
+   * @throws io.embednorm.engine.EmbedNormException when weight or bias length differs from the
    *     row's
    */
   public static ArrayData normalizeFloats(Normalization normalization, ArrayData row) {
@@ -30,7 +30,7 @@ public final class RowNormalizer {
     normalization.checkWidth(-1, width);
     float[] values = row.toFloatArray();
     if (width > 0) {
-      CpuKernels.normalizeRow(normalization, values, 0, values, 0, width);
+      Engines.arrayKernels().normalize(normalization, values, 0, width);
     }
     return UnsafeArrayData.fromPrimitiveArray(values);
   }
@@ -38,7 +38,7 @@ public final class RowNormalizer {
   /**
    * Normalizes one {@code array<double>} row.
    *
-   * @throws io.embednorm.kernels.EmbedNormException when weight or bias length differs from the
+   * @throws io.embednorm.engine.EmbedNormException when weight or bias length differs from the
    *     row's
    */
   public static ArrayData normalizeDoubles(Normalization normalization, ArrayData row) {
@@ -49,7 +49,7 @@ public final class RowNormalizer {
     normalization.checkWidth(-1, width);
     double[] values = row.toDoubleArray();
     if (width > 0) {
-      CpuKernels.normalizeRow(normalization, values, 0, values, 0, width);
+      Engines.arrayKernels().normalize(normalization, values, 0, width);
     }
     return UnsafeArrayData.fromPrimitiveArray(values);
   }

@@ -1,8 +1,8 @@
 package io.embednorm.spark.ml;
 
-import io.embednorm.kernels.EmbedNormException;
-import io.embednorm.kernels.Normalization;
-import io.embednorm.kernels.Op;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import io.embednorm.spark.EmbedNormFunctions;
 import java.util.Arrays;
 import java.util.stream.Collectors;

@@ -3,7 +3,7 @@ package io.embednorm.spark.catalyst
 import scala.jdk.CollectionConverters._
 import scala.util.control.NonFatal
 
-import io.embednorm.kernels.{EmbedNormException, Normalization, Op}
+import io.embednorm.engine.{EmbedNormException, Normalization, Op}
 import io.embednorm.spark.internal.{DevicePolicy, FunctionSignature, RowNormalizer}
 import org.apache.spark.sql.catalyst.InternalRow
 import org.apache.spark.sql.catalyst.analysis.TypeCheckResult

@@ -2,7 +2,7 @@ package io.embednorm.spark.execution
 
 import scala.jdk.CollectionConverters._
 
-import io.embednorm.kernels.Normalization
+import io.embednorm.engine.Normalization
 import io.embednorm.spark.catalyst.EmbedNormExpression
 import io.embednorm.spark.internal.ColumnChain
 import io.embednorm.spark.internal.SparkArrays.ElementWidth

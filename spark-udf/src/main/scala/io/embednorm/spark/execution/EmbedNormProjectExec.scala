@@ -4,7 +4,7 @@ import scala.collection.immutable.ListMap
 import scala.jdk.CollectionConverters._
 
 import io.embednorm.arrow.NormalizationMetrics
-import io.embednorm.kernels.DeviceChoice
+import io.embednorm.engine.DeviceChoice
 import io.embednorm.spark.internal.ColumnarNormalizer
 import org.apache.spark.TaskContext
 import org.apache.spark.rdd.RDD

@@ -1,7 +1,0 @@
-package io.embednorm.kernels;
-
-/** Where an engine runs. */
-public enum Device {
-  CPU,
-  GPU
-}

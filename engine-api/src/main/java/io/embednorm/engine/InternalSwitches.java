@@ -1,0 +1,67 @@
+package io.embednorm.engine;
+
+import java.util.List;
+
+/**
+ * The one registry of the engines' internal switches (JVM system properties for tests and
+ * benchmarks; users' settings are {@code spark.embednorm.*} and command options). A switch that is
+ * not here does not exist.
+ */
+public final class InternalSwitches {
+  /**
+   * Streams a GPU session pipelines chunks through; at least 3 overlap upload, kernel, download.
+   */
+  public static final InternalSwitch<Integer> GPU_LANES =
+      integer("embednorm.gpu.lanes", 4, "streams per GPU session (at least 3 are used)");
+
+  /**
+   * Tests: fill device outputs with NaN bytes before each kernel, so an unwritten element shows.
+   */
+  public static final InternalSwitch<Boolean> GPU_POISON_OUTPUTS =
+      bool(
+          "embednorm.gpu.poisonOutputs",
+          false,
+          "tests: fill device outputs with NaN bytes before each kernel (a memset a launch)");
+
+  /** The most idle pinned bytes the pinned-memory pool keeps for reuse. */
+  public static final InternalSwitch<Long> PINNED_POOL_BYTES =
+      longValue(
+          "embednorm.pinnedPoolBytes",
+          4L << 30,
+          "idle pinned host bytes kept in the pool for reuse");
+
+  /** Tests and benchmarks: {@code false} runs the CPU engine's scalar loops only. */
+  public static final InternalSwitch<Boolean> CPU_SIMD =
+      bool("embednorm.cpu.simd", true, "false: the CPU engine runs its scalar loops only");
+
+  private static final List<InternalSwitch<?>> ALL =
+      List.of(GPU_LANES, GPU_POISON_OUTPUTS, PINNED_POOL_BYTES, CPU_SIMD);
+
+  private InternalSwitches() {}
+
+  /** Every switch, for documentation and its test. */
+  public static List<InternalSwitch<?>> all() {
+    return ALL;
+  }
+
+  static InternalSwitch<Integer> integer(String name, int defaultValue, String description) {
+    return new InternalSwitch<>(name, defaultValue, description, Integer::valueOf);
+  }
+
+  static InternalSwitch<Long> longValue(String name, long defaultValue, String description) {
+    return new InternalSwitch<>(name, defaultValue, description, Long::valueOf);
+  }
+
+  static InternalSwitch<Boolean> bool(String name, boolean defaultValue, String description) {
+    return new InternalSwitch<>(
+        name,
+        defaultValue,
+        description,
+        text -> {
+          if (!text.equalsIgnoreCase("true") && !text.equalsIgnoreCase("false")) {
+            throw new IllegalArgumentException("expected true or false");
+          }
+          return Boolean.parseBoolean(text);
+        });
+  }
+}

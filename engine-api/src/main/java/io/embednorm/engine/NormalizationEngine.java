@@ -1,0 +1,57 @@
+package io.embednorm.engine;
+
+import java.util.List;
+
+/**
+ * Normalizes batches of rows on one device: the one seam every surface goes through. The CPU engine
+ * and the CUDA engine implement it with the same semantics (docs/SEMANTICS.md); on one device a
+ * row's output bits depend only on the row and the normalization, never on the batch around it.
+ * Surfaces get engines from {@link Engines}, never by naming an implementation.
+ *
+ * <p>Engines are thread-safe. An engine owns its device resources (threads, streams, device memory)
+ * and frees them on {@link #close()}; it never owns the buffers of the batches it is given.
+ */
+public interface NormalizationEngine extends AutoCloseable {
+
+  /** The device this engine runs on. */
+  Device device();
+
+  /** What runs, for logs and explain output, e.g. {@code cpu (java scalar)}. */
+  String description();
+
+  /** The most host threads one call runs on. */
+  int threads();
+
+  /**
+   * Writes the normalization of every row of {@code batch.input()} to the same elements of {@code
+   * batch.output()}. Empty rows stay empty; elements outside the rows are left alone.
+   *
+   * @throws EmbedNormException when a weight or bias does not fit a row (the message names the op,
+   *     the row index counted from {@link RowBatch#firstRowIndex()}, and both lengths)
+   */
+  void normalize(Normalization normalization, RowBatch batch);
+
+  /**
+   * Whether this engine copies rows to a device of its own, through {@link #openSession}: then
+   * callers holding host memory by address should pipeline through sessions; otherwise the engine
+   * works on host memory directly and {@link #normalize} is the way in.
+   */
+  default boolean copiesToDevice() {
+    return false;
+  }
+
+  /**
+   * Opens a pipelined session that runs {@code steps} in order on rows of {@code type}, waiting
+   * while the engine's limit of sessions are open. The caller closes it.
+   *
+   * @throws EmbedNormException when the engine does not copy to a device ({@link #copiesToDevice()}
+   *     is false) or is closed
+   */
+  default PipelineSession openSession(List<Normalization> steps, ElementType type) {
+    throw new EmbedNormException(
+        "Cannot open a pipelined session on " + description() + ": it works on host memory");
+  }
+
+  @Override
+  void close();
+}

@@ -1,0 +1,31 @@
+package io.embednorm.engine.spi;
+
+import io.embednorm.engine.Device;
+import io.embednorm.engine.GpuSettings;
+import io.embednorm.engine.NormalizationEngine;
+
+/**
+ * How an engine module makes itself known: one implementation per device, listed in the module's
+ * {@code META-INF/services/io.embednorm.engine.spi.EngineProvider} and found by {@link
+ * java.util.ServiceLoader}. Surfaces never see providers; they go through {@link
+ * io.embednorm.engine.Engines}.
+ */
+public interface EngineProvider {
+
+  /** The device this provider's engines run on. */
+  Device device();
+
+  /**
+   * Why no engine of this provider can start in this process (for example, no CUDA driver), or null
+   * when one can. Cheap after the first call.
+   */
+  String unavailableReason();
+
+  /**
+   * A new engine; the caller closes it.
+   *
+   * @param threads the most host threads one call may use (CPU engines)
+   * @param gpu the device ordinal and concurrent users (GPU engines)
+   */
+  NormalizationEngine open(int threads, GpuSettings gpu);
+}
