@@ -13,7 +13,7 @@ import jdk.incubator.vector.VectorSpecies;
  * and written straight between the batch's buffers with the Vector API instead of through a scratch
  * array: the same operations in the same order as {@link FloatRowKernels} on the SIMD passes (each
  * block of {@link SumTree} summed in one register, its tail into its lanes in scalar code, the
- * lanes and blocks added by {@link VectorRowPasses#treeSums}), so the same bits.
+ * lanes and blocks added by {@link VectorShapes#treeSums}), so the same bits.
  *
  * <p>Why: a row of 4096 float32 copied into a 16 KiB array, normalized there and copied out cost
  * about as much as the memory traffic and the arithmetic added up, and more: the array shares the
@@ -24,10 +24,8 @@ import jdk.incubator.vector.VectorSpecies;
  * third as fast) and the last pass reads it again from the cache and writes the output.
  * docs/PERFORMANCE.md has the measurements.
  *
- * <p>The loops keep {@link VectorRowPasses}' rules for the Vector API on JDK 17 (scalar operands
- * broadcast in the loop, the class cast before each store and loop-carried add, one loop per form
- * rather than a vector chosen in a branch). Loaded only through {@link VectorRowPasses}.
- * Thread-safe: per-row scalars live in {@link RowScratch}. Allocates nothing.
+ * <p>The loops keep {@link VectorRowPasses}' rules for the Vector API. Loaded only through {@link
+ * VectorRowPasses}. Thread-safe: per-row scalars live in {@link RowScratch}. Allocates nothing.
  */
 final class BufferRowKernels {
   private static final VectorSpecies<Float> FLOATS = FloatVector.SPECIES_256;
@@ -167,7 +165,7 @@ final class BufferRowKernels {
 
   // ---- reductions: one block of SumTree after another, a register each ----
 
-  /** {@code sums[0]} = Σ x², as {@link VectorRowPasses#sumsOfSquares} adds it. */
+  /** {@code sums[0]} = Σ x², as {@link VectorReductions#sumsOfSquares} adds it. */
   private static void sumOfSquares(
       RowScratch scratch, ByteBuffer input, int at, int width, float[] sums) {
     SumTree tree = scratch.sumTree(width);
@@ -189,12 +187,12 @@ final class BufferRowKernels {
         lanes[tail] += x * x;
       }
     }
-    VectorRowPasses.treeSums(scratch, tree, lanes, 1, sums);
+    VectorShapes.treeSums(scratch, tree, lanes, 1, sums);
   }
 
   /**
    * {@code sums[0]} = Σ (x − shift) and {@code squares[0]} = Σ (x − shift)², as {@link
-   * VectorRowPasses#sumsAndSquaresOfDifferences} adds them.
+   * VectorLayerNorm#sumsAndSquaresOfDifferences} adds them.
    */
   private static void sumsAndSquaresOfDifferences(
       RowScratch scratch,
@@ -230,11 +228,11 @@ final class BufferRowKernels {
         squareLanes[tail] += difference * difference;
       }
     }
-    VectorRowPasses.treeSums(scratch, tree, sumLanes, 1, sums);
-    VectorRowPasses.treeSums(scratch, tree, squareLanes, 1, squares);
+    VectorShapes.treeSums(scratch, tree, sumLanes, 1, sums);
+    VectorShapes.treeSums(scratch, tree, squareLanes, 1, squares);
   }
 
-  /** Σ ((x − shift) − center)², as {@link VectorRowPasses#sumOfSquaredDeviations} adds it. */
+  /** Σ ((x − shift) − center)², as {@link VectorLayerNorm#sumOfSquaredDeviations} adds it. */
   private static float sumOfSquaredDeviations(
       RowScratch scratch, ByteBuffer input, int at, int width, float shift, float center) {
     SumTree tree = scratch.sumTree(width);
