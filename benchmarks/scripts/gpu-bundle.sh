@@ -29,6 +29,18 @@ if ! "$bundle" "$@"; then
   [ -x .gpu/java ] && [ -d .gpu-jre ] || exit 1
   echo "gpu-bundle: over 60 MiB together: send .gpu-jre in one call, then .gpu" >&2
 fi
+# The benchmarks module names Spark (for SparkQueryBenchmark), so without --spark the bundle leaves it
+# out; its own thin jar and compiled tests join anyway: KernelBenchmark, PipelineBenchmark and the
+# copy kernel's GPU test need only what the other modules bring.
+if [ ! -e .gpu/test-classes/benchmarks ] && [ -d benchmarks/target ]; then
+  (mvn -q -B -pl benchmarks -am install -DskipTests >&2)
+  for jar in benchmarks/target/embednorm-benchmarks-*.jar; do
+    [[ $jar == *-sources.jar || $jar == *-javadoc.jar ]] || cp "$jar" .gpu/lib/
+  done
+  if [ -d benchmarks/target/test-classes ]; then
+    mkdir -p .gpu/test-classes/benchmarks && cp -r benchmarks/target/test-classes/. .gpu/test-classes/benchmarks/
+  fi
+fi
 # benchmarks/target/benchmarks.jar is JMH's runnable jar with every dependency inside; the thin
 # embednorm-benchmarks jar and the dependencies are in .gpu/lib already, so it would only add size.
 if ls .gpu/lib/embednorm-benchmarks-*.jar >/dev/null 2>&1; then rm -f .gpu/lib/benchmarks.jar; fi
