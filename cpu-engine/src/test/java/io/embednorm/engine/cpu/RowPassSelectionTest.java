@@ -288,6 +288,15 @@ class RowPassSelectionTest {
     }
   }
 
+  /** The main class of {@link #probe}'s JVM: prints the loops it selects. */
+  static final class PrintSelection {
+    private PrintSelection() {}
+
+    public static void main(String[] arguments) {
+      System.out.println(CpuKernels.implementation());
+    }
+  }
+
   /** What a fresh JVM without this one's options selects. */
   private static String probe(List<String> options) throws IOException, InterruptedException {
     List<String> command = new ArrayList<>();
@@ -295,7 +304,7 @@ class RowPassSelectionTest {
     command.addAll(options);
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
-    command.add(SelectionProbe.class.getName());
+    command.add(PrintSelection.class.getName());
     Process process = new ProcessBuilder(command).redirectErrorStream(false).start();
     String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
