@@ -17,12 +17,12 @@ import jdk.incubator.vector.VectorSpecies;
  *
  * <p>Why: a row of 4096 float32 copied into a 16 KiB array, normalized there and copied out cost
  * about as much as the memory traffic and the arithmetic added up, and more: the array shares the
- * 48 KiB L1 cache with the lines streaming in and out (a pure copy through a ring of arrays ran at
- * 26-27 GB/s with 3-6 KiB of arrays, 22-23 with 12 KiB, 16 with 24 KiB; 2-core Zen 5, 2026-11-27).
- * Here the first pass reads the row from memory one block after another (a single stream, which JDK
- * 17 reads from a direct buffer at the speed of a copy; FloatSums' four blocks side by side read a
- * third as fast) and the last pass reads it again from the cache and writes the output.
- * docs/PERFORMANCE.md has the measurements.
+ * 48 KiB L1 cache with the lines streaming in and out (a pure copy through a ring of arrays ran a
+ * sixth slower with 12 KiB of arrays than with 3-6 KiB, and 40 % slower with 24 KiB). Here the
+ * first pass reads the row from memory one block after another (a single stream, which JDK 17 reads
+ * from a direct buffer at the speed of a copy; FloatSums' four blocks side by side read a third as
+ * fast) and the last pass reads it again from the cache and writes the output. docs/PERFORMANCE.md
+ * has the measurements.
  *
  * <p>The loops keep {@link VectorRowPasses}' rules for the Vector API. Loaded only through {@link
  * VectorRowPasses}. Thread-safe: per-row scalars live in {@link RowScratch}. Allocates nothing.

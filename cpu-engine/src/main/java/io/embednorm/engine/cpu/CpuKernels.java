@@ -4,9 +4,10 @@ import io.embednorm.engine.Normalization;
 import java.util.Objects;
 
 /**
- * The five ops on one row held in a Java array: the CPU implementation of DESIGN.md §2, used by the
- * CPU engine and by Spark's row-at-a-time path. float32 rows accumulate in float32 and fall back to
- * float64 for rows whose sums would overflow or underflow; float64 rows accumulate in float64.
+ * The five ops on one row held in a Java array: the CPU implementation of docs/SEMANTICS.md, Ops,
+ * used by the CPU engine and by Spark's row-at-a-time path. float32 rows accumulate in float32 and
+ * fall back to float64 for rows whose sums would overflow or underflow; float64 rows accumulate in
+ * float64.
  *
  * <p>A row's output bits depend only on the row and the normalization, so any batching gives the
  * same result. The loops run with the JDK Vector API where the JVM has it ({@code --add-modules

@@ -5,11 +5,12 @@ package io.embednorm.engine.cpu;
  * was most of softmax's time, and this form vectorizes. Cody–Waite reduction x = n·ln2 + r with |r|
  * ≤ ln2/2, exp(r) = 1 + r + r²·P(r) with P of degree 3, and 2^n built from exponent bits.
  *
- * <p>P is a minimax fit of (exp(r) − 1 − r) / r² for exp's relative error (bench/exp-polynomial):
- * over every float in [−87.68, 0] the result is within 2.26 ulp (1.82e-7 relative) of exp in
- * float64, 55 times inside DESIGN.md's 1e-5. Cephes' degree-5 P is within 0.98 ulp but costs two
- * more multiplications and additions an element, and those set the exponentials' speed: 17 % more
- * time on 512-bit registers (docs/PERFORMANCE.md).
+ * <p>P is a minimax fit of (exp(r) − 1 − r) / r² for exp's relative error
+ * (benchmarks/scripts/exp_polynomial.py): over every float in [−87.68, 0] the result is within 2.26
+ * ulp (1.82e-7 relative) of exp in float64, 55 times inside the 1e-5 of docs/SEMANTICS.md,
+ * Accuracy. Cephes' degree-5 P is within 0.98 ulp but costs two more multiplications and additions
+ * an element, and those set the exponentials' speed: 17 % more time on 512-bit registers
+ * (docs/PERFORMANCE.md).
  *
  * <p>Only multiplications and additions, no fused multiply-add, in an order that {@code
  * VectorRowPasses} repeats lane by lane: scalar and SIMD results are the same bits. Inputs are
@@ -75,12 +76,12 @@ final class FloatExponential {
    * sums may be the shifts array.
    *
    * <p>Why not one loop of {@link #exp}: C2 (JDK 17) vectorizes no loop that moves bits between
-   * float and int, nor one that loads and stores at two different offsets, and that loop ran at
-   * about 4 ns an element. Here each piece of whole sum blocks (at most {@link #PIECE} elements) is
-   * copied to the scratch of arguments, the polynomial runs there (offsets from zero: vectorized)
-   * and stores n + ROUNDING and the mantissa, and a scalar loop per block multiplies by the powers
-   * of two and adds each exponential to its lane as it goes, instead of a second pass that reads
-   * them back (docs/PERFORMANCE.md).
+   * float and int, nor one that loads and stores at two different offsets, and that loop alone took
+   * longer than all of softmax's scalar passes take now. Here each piece of whole sum blocks (at
+   * most {@link #PIECE} elements) is copied to the scratch of arguments, the polynomial runs there
+   * (offsets from zero: vectorized) and stores n + ROUNDING and the mantissa, and a scalar loop per
+   * block multiplies by the powers of two and adds each exponential to its lane as it goes, instead
+   * of a second pass that reads them back (docs/PERFORMANCE.md).
    */
   static void exponentialsAndSums(
       float[] input,
@@ -219,7 +220,7 @@ final class FloatExponential {
    * For x = arguments[i], i below {@code length}: n + ROUNDING stored back into arguments and exp's
    * polynomial part into mantissas. One loop over the whole piece, apart from the subtraction of
    * each row's shift: in loops as short as a narrow row, the floor's Math.max cost C2's vector
-   * loops their speed (width 32: 2.3-2.7 ns an element against 2.0).
+   * loops their speed (width 32: 15-35 % slower).
    */
   private static void mantissas(float[] arguments, float[] mantissas, int length) {
     for (int i = 0; i < length; i++) {

@@ -4,7 +4,8 @@ package io.embednorm.engine.cpu;
  * log(x) for the sums of log-softmax (x in [1, 2^31) or NaN) in float32 arithmetic: Math.log in
  * float64 cost about as much per row as the rest of a 32-wide row, and this form runs eight rows at
  * a time. x = 2^e · m with m in [√½, √2), Cephes' degree-9 polynomial for log(1 + f), f = m − 1,
- * and e·ln2 added in two parts (error about 1 ulp, far inside DESIGN.md's 1e-5 relative).
+ * and e·ln2 added in two parts (error about 1 ulp, far inside the 1e-5 relative of
+ * docs/SEMANTICS.md, Accuracy).
  *
  * <p>Only multiplications and additions, no fused multiply-add, in an order that {@code
  * VectorRowPasses} repeats lane by lane: scalar and SIMD results are the same bits. log(1) = 0

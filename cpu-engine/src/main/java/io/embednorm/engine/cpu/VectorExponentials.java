@@ -44,7 +44,7 @@ final class VectorExponentials {
   // it (exponentialsByRow), then sum the stored values with sumsOfStored: the same additions in the
   // same order as the scalar passes, which do the same (FloatSums with shift 0, x − 0 = x). Summed
   // in the block loops that computed them, C2 boxed the exponential's vectors in some compilations
-  // (width 300: 20-45 ns an element against 0.6; docs/PERFORMANCE.md). Flat rows of
+  // (width 300: 30 to 75 times slower). Flat rows of
   // sumsOfExponentials keep a register per row on 256-bit exponentials (storing to scratch first
   // measured 15-20 % slower at widths 32-128); 512-bit ones store first, as the other rows do.
 
@@ -189,7 +189,7 @@ final class VectorExponentials {
    * which only ints change where a row ends (a loop per row kept its vectors in objects, the
    * broadcast constants allocated on every call at widths 100 and 300; without the group loop,
    * log_softmax at width 32 ran at 12-13 % of the copy against 16-24, softmax at 128 at 17-18 %
-   * against 27-28, 2026-11-27), then the rows' tails in scalar code ({@link #exponentialTails}).
+   * against 27-28), then the rows' tails in scalar code ({@link #exponentialTails}).
    *
    * <p>The loop calls only methods that each vector class overrides ({@code lanewise} with a
    * vector, {@code reinterpretShape}), with constants broadcast once: the scalar forms ({@code

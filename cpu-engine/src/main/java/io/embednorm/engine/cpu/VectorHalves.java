@@ -11,9 +11,9 @@ import jdk.incubator.vector.VectorSpecies;
 
 /**
  * binary16 to and from float32 eight lanes at a time, with the bits of {@link Float16#toFloat} and
- * {@link Float16#fromFloat}: the scalar conversions took about 1.1-1.2 ns an element each, several
- * times the float32 kernels between them. Used by {@link VectorRowPasses} only, so that it loads
- * only where the JVM has the Vector API; keeps VectorRowPasses' rules for the Vector API.
+ * {@link Float16#fromFloat}: the scalar conversions took several times as long as the float32
+ * kernels between them. Used by {@link VectorRowPasses} only, so that it loads only where the JVM
+ * has the Vector API; keeps VectorRowPasses' rules for the Vector API.
  *
  * <p>Widening: the magnitude's bits moved up by 13 are a float32 whose value is the half's times
  * 2^-112, exact for normal and subnormal halves alike, so one multiplication by 2^112 gives the

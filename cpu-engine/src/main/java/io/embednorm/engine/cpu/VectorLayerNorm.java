@@ -201,8 +201,8 @@ final class VectorLayerNorm {
   /**
    * Block by block ({@link SumTree}), a register per block and the block's tail in scalar code into
    * its lanes, as the other reductions. LayerNorm over rows that all take this pass (first eight
-   * elements far from the rest): 0.43 ns an element against 0.78 with the scalar pass at width 768,
-   * 0.28 against 0.67 at 4096 (2026-11-27).
+   * elements far from the rest): about 1.8 times the scalar pass's speed at width 768, 2.4 times at
+   * 4096.
    */
   static float sumOfSquaredDeviations(
       float[] values, int offset, int width, float shift, float center) {

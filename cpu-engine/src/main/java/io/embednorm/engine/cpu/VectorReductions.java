@@ -195,14 +195,15 @@ final class VectorReductions {
   // The divisions and square roots run on DoubleVector, widened and narrowed through a double
   // array by plain casts (exact one way, rounded once the other). A cast is a short chain of its
   // own per row, while scalar division and square root would chain every row to the previous one
-  // through the registers they merge into (cvtss2sd, sqrtsd), about 20 ns a row. No vector changes
+  // through the registers they merge into (cvtss2sd, sqrtsd). No vector changes
   // shape here: C2 sometimes inlines a shape-changing conversion too late in a large compilation,
   // and the vectors it then returns are allocated.
 
   /**
-   * Under a register of rows (rows from 768 wide come one a call) this and the next three per-row
-   * steps run the scalar loops, the same operations: through the float64 arrays one row cost about
-   * 30 ns here, its scalar stores and vector loads stalling on store forwarding.
+   * Under a register of rows (rows from 768 wide come one a call) this step, {@link #inverseNorms},
+   * {@link VectorExponentials#inverses} and {@link VectorLayerNorm#centers} run the scalar loops,
+   * the same operations: through the float64 arrays a single row cost more than the scalar steps,
+   * its scalar stores and vector loads stalling on store forwarding.
    */
   static void inverseSquareRoots(float[] values, int count, double divisor, double epsilon) {
     if (count < DOUBLE_LANES) {

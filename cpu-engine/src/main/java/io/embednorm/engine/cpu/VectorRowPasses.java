@@ -132,9 +132,9 @@ final class VectorRowPasses implements RowPasses {
    * one compilation inlines; conf/jvm.options sets 1000 and says why) under which the kernels that
    * need more Vector API code in the JVM stay off: under the default (100), with them, the
    * deoptimizations of the Vector API's shared methods added up past the limit and C2 compiled
-   * other kernels with heap-allocated vectors (SimdAllocationTest, 2026-11-27: rows between buffers
-   * made softmax and LayerNorm allocate 160 bytes to 229 KB a call, the float16 conversions
-   * LayerNorm at width 32 120 bytes).
+   * other kernels with heap-allocated vectors (SimdAllocationTest: rows between buffers made
+   * softmax and LayerNorm allocate 160 bytes to 229 KB a call, the float16 conversions LayerNorm at
+   * width 32 120 bytes).
    */
   static final long LEAST_TRAP_LIMIT = 1000;
 
@@ -159,7 +159,8 @@ final class VectorRowPasses implements RowPasses {
 
   /**
    * The two gates, read on first use rather than when the passes load: the management bean that
-   * reads the trap limit costs about 30 ms of a cold JVM, which narrow float32 rows never need.
+   * reads the trap limit is a noticeable part of a cold JVM's start, which narrow float32 rows
+   * never need.
    */
   private static final class Gates {
     static final boolean TRAP_LIMIT_RAISED = trapLimit() >= LEAST_TRAP_LIMIT;

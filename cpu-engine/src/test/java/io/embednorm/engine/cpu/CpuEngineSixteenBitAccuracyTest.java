@@ -19,19 +19,18 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * float16 and bfloat16 batches through the engine: every output within 1 ulp (of the narrow type)
- * of the float64 reference correctly rounded to that type (DESIGN.md §2), NaN and ±inf exactly
- * where the reference has them.
+ * of the float64 reference correctly rounded to that type (docs/SEMANTICS.md, Accuracy), NaN and
+ * ±inf exactly where the reference has them.
  *
  * <p>One allowance: outputs near zero that come from cancellation (LayerNorm's x − μ or + β,
  * log-softmax's x − max − log Σ) carry the float32 accumulation's absolute error of about 1e-7 of
- * the row maximum, which can exceed a float16 ulp there. Those may differ from the reference by
- * DESIGN.md's float32 absolute bound (1e-6 · max|ref|) plus one narrow ulp; no other float32 kernel
- * could do better. The test also checks that this allowance is needed rarely on rows of one
- * magnitude. Rows of mixed magnitudes legitimately need it often: most of their outputs lie far
- * below the row's maximum, where the absolute bound governs. Over 300 seeds (2026-11-22), one
- * 4096-wide LayerNorm case in about a hundred needed it for more than 1 % of a seed's elements; the
- * engine before that day's changes gave identical counts on the 40 seeds compared. Every element is
- * still checked against the allowance itself.
+ * the row maximum, which can exceed a float16 ulp there. Those may differ from the reference by the
+ * float32 absolute bound (1e-6 · max|ref|) plus one narrow ulp; no other float32 kernel could do
+ * better. The test also checks that this allowance is needed rarely on rows of one magnitude. Rows
+ * of mixed magnitudes legitimately need it often: most of their outputs lie far below the row's
+ * maximum, where the absolute bound governs. Over 300 seeds, one 4096-wide LayerNorm case in about
+ * a hundred needed it for more than 1 % of a seed's elements. Every element is still checked
+ * against the allowance itself.
  */
 class CpuEngineSixteenBitAccuracyTest {
   private static final int[] WIDTHS = {1, 3, 32, 33, 768, 4096};

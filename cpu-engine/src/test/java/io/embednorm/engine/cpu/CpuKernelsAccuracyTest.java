@@ -14,8 +14,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Random rows of every op, width, distribution and parameter variant against the float64 reference
- * ({@link ReferenceNormalization}), with DESIGN.md's float32 tolerance and our float64 one, on the
- * scalar and the SIMD loops.
+ * ({@link ReferenceNormalization}), with the float32 and float64 bounds of docs/SEMANTICS.md,
+ * Accuracy, on the scalar and the SIMD loops.
  */
 class CpuKernelsAccuracyTest {
   static final int[] WIDTHS = {1, 2, 3, 31, 32, 33, 767, 768, 4096, 32769};

@@ -18,8 +18,10 @@ import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * DESIGN.md §2's edge cases, in float32 and float64, with values that follow from the formulas, on
- * the scalar and the SIMD loops (argument and width checks go through the public entry once).
+ * The edge cases of docs/SEMANTICS.md (NaN and infinities; Empty, null and ragged rows; Element
+ * types and accumulation; Errors), in float32 and float64, with values that follow from the
+ * formulas, on the scalar and the SIMD loops (argument and width checks go through the public entry
+ * once).
  */
 class CpuKernelsEdgeCaseTest {
   private static final float NEGATIVE_INFINITY = Float.NEGATIVE_INFINITY;
@@ -212,7 +214,8 @@ class CpuKernelsEdgeCaseTest {
             Op.LAYER_NORM, ReferenceNormalization.widen(row), normalization.epsilon(), null, null);
     assertThat(RowComparison.firstViolation(reference, float32(passes, normalization, row)))
         .isNull();
-    // The tolerance is tight enough to catch float32 E[x²] − E[x]², the formula DESIGN.md bans.
+    // The tolerance is tight enough to catch float32 E[x²] − E[x]², which docs/SEMANTICS.md,
+    // Element types and accumulation, rules out.
     float sum = 0;
     float sumOfSquares = 0;
     for (float value : row) {

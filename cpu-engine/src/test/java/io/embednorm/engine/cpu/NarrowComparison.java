@@ -6,8 +6,9 @@ import java.nio.ByteBuffer;
 /**
  * Compares float16 / bfloat16 outputs with the float64 reference: within 1 ulp of the correctly
  * rounded reference, NaN and ±inf exactly where it has them. Outputs near zero that come from
- * cancellation may instead be within DESIGN.md's float32 absolute bound plus one narrow ulp; each
- * such use is counted in {@code allowances[0]} so that callers can check it stays rare.
+ * cancellation may instead be within the float32 absolute bound plus one narrow ulp
+ * (docs/SEMANTICS.md, Accuracy); each such use is counted in {@code allowances[0]} so that callers
+ * can check it stays rare.
  */
 public final class NarrowComparison {
   private NarrowComparison() {}

@@ -3,10 +3,10 @@ package io.embednorm.engine.cpu;
 import io.embednorm.engine.Op;
 
 /**
- * The float64 test reference of DESIGN.md §2, written straight from the formulas and sharing no
- * code with the kernels: compensated (Neumaier) sums, division rather than reciprocals, and a
- * refined mean for LayerNorm (the mean of the residuals after subtracting a first estimate), so
- * that rows with a large mean stay exact to a few float64 ulps.
+ * The float64 test reference of docs/SEMANTICS.md, Ops and Accuracy, written straight from the
+ * formulas and sharing no code with the kernels: compensated (Neumaier) sums, division rather than
+ * reciprocals, and a refined mean for LayerNorm (the mean of the residuals after subtracting a
+ * first estimate), so that rows with a large mean stay exact to a few float64 ulps.
  */
 public final class ReferenceNormalization {
   private ReferenceNormalization() {}

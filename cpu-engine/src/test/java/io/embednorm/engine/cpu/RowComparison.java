@@ -1,12 +1,12 @@
 package io.embednorm.engine.cpu;
 
 /**
- * Compares a row against its reference with DESIGN.md's tolerance: |y − ref| ≤ relative·|ref| +
- * absolute·max|ref of its row| (the row maximum over finite reference values), and NaN and ±inf
- * exactly where the reference has them.
+ * Compares a row against its reference with the float32 bound of docs/SEMANTICS.md, Accuracy: |y −
+ * ref| ≤ relative·|ref| + absolute·max|ref of its row| (the row maximum over finite reference
+ * values), and NaN and ±inf exactly where the reference has them.
  */
 public final class RowComparison {
-  /** DESIGN.md's bound for float32 outputs. */
+  /** docs/SEMANTICS.md, Accuracy: the bound for float32 outputs. */
   public static final double FLOAT32_RELATIVE = 1e-5;
 
   public static final double FLOAT32_ABSOLUTE = 1e-6;

@@ -18,8 +18,8 @@ import org.junit.jupiter.api.Test;
  * A JVM that runs many ops at many widths (a Spark executor, this module's test JVM) must keep the
  * SIMD passes' vectors in registers: once compiled, a call allocates nothing. Which compilation a
  * loop gets depends on the profiles that every caller of the Vector API shares, so the ops and
- * widths run in one JVM after the module's other tests; before 2026-11-27 16 to 30 of these cells
- * allocated 3-430 KB a call there (docs/PERFORMANCE.md, bench/cpu-probes/AllocProbe.java).
+ * widths run in one JVM after the module's other tests, where before the rules of {@link
+ * VectorRowPasses} 16 to 30 of these cells allocated 3-430 KB a call.
  */
 class SimdAllocationTest {
   private static final int[] WIDTHS = {1, 7, 16, 32, 33, 100, 300, 768, 1000, 4096, 4099};
