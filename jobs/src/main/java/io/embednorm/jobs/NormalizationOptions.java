@@ -13,9 +13,6 @@ import picocli.CommandLine.Option;
  * --device}. Needs no Spark.
  */
 public final class NormalizationOptions {
-  /** {@code --device} when not given. */
-  public static final String DEFAULT_DEVICE = "auto";
-
   @Option(
       names = "--op",
       required = true,
@@ -33,24 +30,9 @@ public final class NormalizationOptions {
 
   @Option(
       names = "--device",
-      defaultValue = DEFAULT_DEVICE,
+      defaultValue = "auto",
       description = "auto, cpu or gpu (default: ${DEFAULT-VALUE}).")
   String device;
-
-  /**
-   * Options with these values, as picocli sets them from a command line (null where not given): for
-   * a caller that parses the command line itself.
-   */
-  public static NormalizationOptions of(
-      String op, Double epsilon, Path weight, Path bias, String device) {
-    NormalizationOptions options = new NormalizationOptions();
-    options.op = op;
-    options.epsilon = epsilon;
-    options.weight = weight;
-    options.bias = bias;
-    options.device = device;
-    return options;
-  }
 
   /** The normalization these options describe; reads the weight and bias files. */
   public Normalization normalization() {
@@ -70,21 +52,5 @@ public final class NormalizationOptions {
   /** The device asked for. */
   public DeviceChoice device() {
     return DeviceChoice.fromName(device);
-  }
-
-  /** The values as given, e.g. for comparing two ways of parsing one command line. */
-  @Override
-  public String toString() {
-    return "NormalizationOptions[op="
-        + op
-        + ", epsilon="
-        + epsilon
-        + ", weight="
-        + weight
-        + ", bias="
-        + bias
-        + ", device="
-        + device
-        + "]";
   }
 }

@@ -1,7 +1,6 @@
 package io.embednorm.jobs.cli;
 
 import java.io.PrintWriter;
-import java.util.concurrent.Callable;
 import picocli.CommandLine;
 
 /**
@@ -22,18 +21,6 @@ public final class ErrorReporter {
             report(
                 failedCommand.getCommandSpec().qualifiedName(), failure, failedCommand.getErr()));
     return commandLine;
-  }
-
-  /**
-   * Calls {@code command} as picocli's {@code execute} would, for a command line parsed without
-   * picocli: its result, or the failure reported as above under {@code qualifiedName}.
-   */
-  static int call(String qualifiedName, Callable<Integer> command) {
-    try {
-      return command.call();
-    } catch (Exception failure) {
-      return report(qualifiedName, failure, new PrintWriter(System.err, true));
-    }
   }
 
   /** Prints the failure's one line (and stack trace where asked) to {@code err}; FAILED. */

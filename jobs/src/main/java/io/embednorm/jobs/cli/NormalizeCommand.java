@@ -7,7 +7,6 @@ import io.embednorm.engine.Normalization;
 import io.embednorm.jobs.NormalizationOptions;
 import java.nio.file.Path;
 import java.util.Locale;
-import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -23,12 +22,6 @@ import picocli.CommandLine.Option;
         "Normalizes one column of an Arrow IPC file into a new Arrow IPC file; other columns pass"
             + " through.")
 final class NormalizeCommand implements Callable<Integer> {
-  /** {@code --column} when not given. */
-  static final String DEFAULT_COLUMN = "embedding";
-
-  /** The name failures are reported under, as picocli names the subcommand. */
-  static final String QUALIFIED_NAME = "embednorm normalize";
-
   @Option(names = "--input", required = true, description = "Arrow IPC file to read.")
   Path input;
 
@@ -39,7 +32,7 @@ final class NormalizeCommand implements Callable<Integer> {
 
   @Option(
       names = "--column",
-      defaultValue = DEFAULT_COLUMN,
+      defaultValue = "embedding",
       description = "Column to normalize (default: ${DEFAULT-VALUE}).")
   String column;
 
@@ -54,15 +47,10 @@ final class NormalizeCommand implements Callable<Integer> {
   }
 
   /**
-   * Runs the command on {@code args} (the arguments after {@code normalize}) and returns its exit
-   * code: arguments in their plain form are read by {@link PlainArguments}, any others by picocli,
-   * and failures are reported by {@link ErrorReporter} either way.
+   * Runs the command on {@code args} (the arguments after {@code normalize}) under the name {@code
+   * embednorm normalize} and returns its exit code.
    */
   static int run(String[] args) {
-    Optional<NormalizeCommand> plain = PlainArguments.parse(args);
-    if (plain.isPresent()) {
-      return ErrorReporter.call(QUALIFIED_NAME, plain.get());
-    }
     CommandSpec top =
         CommandSpec.create()
             .name("embednorm")

@@ -207,6 +207,46 @@ class NormalizeCommandTest {
         "Cannot use device gpu");
   }
 
+  @Test
+  void entryPointWithoutSparkRunsAndFailsAsTheSubcommandDoes() throws IOException {
+    Path input = folder.resolve("in.arrow");
+    SampleData.writeArrow(allocator, input, 100, 8, 7);
+    Path output = folder.resolve("out.arrow");
+    String in = input.toString();
+    String out = output.toString();
+
+    CommandOutput done =
+        CommandOutput.capture(
+            () ->
+                NormalizeCommand.run(
+                    new String[] {"--input", in, "--output", out, "--op", "l2_normalize"}));
+    assertThat(done.exitCode()).as(done.err()).isZero();
+    assertThat(done.out()).startsWith("embednorm normalize: l2_normalize").contains("100 rows");
+    assertThat(output).isNotEmptyFile();
+
+    String failing = folder.resolve("failing.arrow").toString();
+    CommandOutput failed =
+        CommandOutput.capture(
+            () ->
+                NormalizeCommand.run(
+                    new String[] {"--input", in, "--output", failing, "--op", "batch_norm"}));
+    assertThat(failed.exitCode()).isEqualTo(1);
+    assertThat(failed.err())
+        .isEqualTo(normalize(in, failing, "--op", "batch_norm").err())
+        .startsWith("embednorm normalize: Cannot parse op 'batch_norm'")
+        .hasLineCount(1);
+
+    CommandOutput usage =
+        CommandOutput.capture(
+            () ->
+                NormalizeCommand.run(
+                    new String[] {
+                      "--input", in, "--output", failing, "--op", "rms_norm", "--threads"
+                    }));
+    assertThat(usage.exitCode()).isEqualTo(2);
+    assertThat(usage.err()).contains("Unknown option: '--threads'").contains("Usage: embednorm");
+  }
+
   /** Runs {@code embednorm normalize --input IN --output OUT} with more options. */
   private static CommandOutput normalize(String input, String output, String... options) {
     String[] arguments = new String[5 + options.length];
