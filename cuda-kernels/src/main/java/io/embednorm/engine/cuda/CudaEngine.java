@@ -253,14 +253,7 @@ public final class CudaEngine implements NormalizationEngine {
       }
       LaunchPlan plan =
           LaunchPlan.planBatch(
-              normalization.op(),
-              type,
-              maxWidth,
-              rows,
-              vectorizable,
-              batch.isRagged(),
-              context,
-              module);
+              normalization.op(), type, maxWidth, rows, vectorizable, batch.isRagged(), module);
       CudaLauncher.launch(
           plan,
           module,

@@ -247,14 +247,7 @@ final class GpuSession implements PipelineSession {
         new PlanKey(normalization.op(), width, rows, vectorizable, ragged),
         key ->
             LaunchPlan.planBatch(
-                key.op(),
-                type,
-                width,
-                rows,
-                vectorizable,
-                ragged,
-                engine.context(),
-                engine.module()));
+                key.op(), type, width, rows, vectorizable, ragged, engine.module()));
   }
 
   private record PlanKey(Op op, int width, int rows, boolean vectorizable, boolean ragged) {}

@@ -6,12 +6,14 @@ import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuOccupancyMaxActiveBlocksPerMultiprocessor;
 
 import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
@@ -20,9 +22,10 @@ import jcuda.driver.CUmodule;
 
 /**
  * embednorm's kernels, loaded once per context from the fatbin that nvcc built into the jar (SASS
- * for sm_80 and sm_90, PTX for newer GPUs). Never compiled at run time.
+ * for sm_80 and sm_90, PTX for newer GPUs), with the launch tuning they export. Never compiled at
+ * run time.
  */
-final class KernelModule {
+final class KernelModule implements LaunchTarget {
   /** Where the Maven build puts the fatbin. */
   static final String RESOURCE = "/io/embednorm/engine/cuda/embednorm_kernels.fatbin";
 
@@ -31,11 +34,13 @@ final class KernelModule {
   private final CudaContext context;
   private final CUmodule module = new CUmodule();
   private final ConcurrentMap<String, CUfunction> functions = new ConcurrentHashMap<>();
+  private final KernelTuning tuning;
 
   private KernelModule(CudaContext context) {
     this.context = context;
     context.makeCurrent();
     cuModuleLoadData(module, readResource());
+    this.tuning = KernelTuning.of(this::table);
   }
 
   /** The module of {@code context}'s device, loading it on first use. */
@@ -69,19 +74,57 @@ final class KernelModule {
     return function;
   }
 
-  /** The value of the module's {@code int} constant {@code name} (e.g. a warp kernel's rows). */
-  int constant(String name) {
+  /** The module's exported table {@code name} (an {@code int} array; see {@link KernelTuning}). */
+  int[] table(String name) {
     context.makeCurrent();
     CUdeviceptr address = new CUdeviceptr();
     long[] bytes = new long[1];
-    cuModuleGetGlobal(address, bytes, module, name);
-    int[] value = new int[1];
-    cuMemcpyDtoH(Pointer.to(value), address, Integer.BYTES);
-    return value[0];
+    try {
+      cuModuleGetGlobal(address, bytes, module, name);
+    } catch (CudaException failure) {
+      throw new EmbedNormException(
+          "Cannot read the kernels' tuning: the module has no table "
+              + name
+              + " ("
+              + failure.getMessage()
+              + ")",
+          failure);
+    }
+    int[] values = new int[(int) (bytes[0] / Integer.BYTES)];
+    cuMemcpyDtoH(Pointer.to(values), address, (long) values.length * Integer.BYTES);
+    return values;
   }
 
-  /** Dynamic shared memory a block kernel may use on this device. */
-  int dynamicSharedMemoryLimit(String blockKernel) {
+  @Override
+  public KernelTuning tuning() {
+    return tuning;
+  }
+
+  @Override
+  public int computeCapability() {
+    return context.computeCapability();
+  }
+
+  @Override
+  public int multiprocessors() {
+    return context.multiprocessors();
+  }
+
+  @Override
+  public long memoryBandwidth() {
+    return context.memoryBandwidth();
+  }
+
+  @Override
+  public int occupancy(String kernel, int block, int dynamicSharedBytes) {
+    int[] blocks = new int[1];
+    cuOccupancyMaxActiveBlocksPerMultiprocessor(
+        blocks, function(kernel), block, dynamicSharedBytes);
+    return blocks[0];
+  }
+
+  @Override
+  public int dynamicSharedMemoryLimit(String blockKernel) {
     int[] staticBytes = new int[1];
     cuFuncGetAttribute(
         staticBytes,

@@ -30,6 +30,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.Set;
 import java.util.stream.Stream;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -42,10 +43,11 @@ import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
 /**
- * The CUDA kernels against the float64 reference and the CPU engine (DESIGN.md §2 tolerances),
- * across every dispatch boundary, forced dispatch paths, unaligned starts, ragged rows and the edge
- * cases. Device outputs are poisoned with NaN bytes before every run, so an unwritten element
- * fails. Skipped (not passed) where no GPU is usable.
+ * The CUDA kernels against the float64 reference and the CPU engine (the bounds of
+ * docs/SEMANTICS.md, "Accuracy"), across every dispatch boundary, every kernel forced onto rows it
+ * can hold, unaligned starts, ragged rows and the edge cases. Device outputs are poisoned with NaN
+ * bytes before every run, so an unwritten element fails. Skipped (not passed) where no GPU is
+ * usable.
  */
 @Tag("gpu")
 class CudaEngineGpuTest {
@@ -115,6 +117,7 @@ class CudaEngineGpuTest {
   void everyDispatchPathGivesTheSameAnswer(ElementType type, Op op) {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
+    int vector = LaunchPlan.vectorWidth(type);
     for (long seed : TestSeeds.seeds()) {
       for (int width :
           new int[] {
@@ -124,7 +127,11 @@ class CudaEngineGpuTest {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
         Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
         double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
-        for (LaunchPlan plan : forcedPlans(op, type, width, context, module)) {
+        List<LaunchPlan> forced = forcedPlans(op, type, width, context, module.tuning());
+        LaunchPlan planned =
+            LaunchPlan.planBatch(op, type, width, 37, width % vector == 0, false, module);
+        assertThat(forced).extracting(LaunchPlan::kernel).contains(planned.kernel());
+        for (LaunchPlan plan : forced) {
           Rows rows = Rows.fixed(type, values);
           launchOnDevice(context, module, plan, normalization, rows, 0);
           rows.assertMatchesReference(
@@ -149,7 +156,7 @@ class CudaEngineGpuTest {
         Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, shift));
         Normalization normalization = Normalization.of(op);
         Rows rows = Rows.fixed(type, randomRows(random, RowDistribution.NORMAL, 19, width));
-        LaunchPlan plan = LaunchPlan.planContiguous(op, type, width, 19, false, context, module);
+        LaunchPlan plan = LaunchPlan.planBatch(op, type, width, 19, false, false, module);
         if (plan.path().equals("warp")) {
           assertThat(plan.pack()).as(plan.toString()).isEqualTo(1);
         }
@@ -217,35 +224,32 @@ class CudaEngineGpuTest {
     }
   }
 
+  /** The tables the planner reads from the module are those the planner's tests read. */
   @Test
-  void everyWarpKernelHoldsTheRowsPerLaneThePlannerCounts() {
+  void theModuleExportsTheTablesThePlannerTestsRead() {
+    assumeTrue(KernelDescription.present(), "the build described no kernels");
     KernelModule module = KernelModule.of(CudaContext.of(0));
-    int checked = 0;
-    for (ElementType type : TYPES) {
-      for (int pack : new int[] {1, LaunchPlan.vectorWidth(type)}) {
-        List<Integer> lanePacks = new ArrayList<>();
-        for (int packs = 1; packs <= LaunchPlan.maxWarpPacks(type, pack); packs *= 2) {
-          lanePacks.add(packs);
-        }
-        if (LaunchPlan.lockstep(type, pack)) {
-          lanePacks.add(3);
-        }
-        if (LaunchPlan.sixPacks(type, pack)) {
-          lanePacks.add(6);
-        }
-        for (int packs : lanePacks) {
-          for (Op op : Op.values()) {
-            String kernel =
-                "embednorm_warp_" + LaunchPlan.kernelStem(op, type) + "_p" + pack + "_c" + packs;
-            assertThat(module.constant(kernel + "_rows"))
-                .as(kernel)
-                .isEqualTo(LaunchPlan.rowsPerLane(op, type, pack, packs));
-            checked++;
-          }
-        }
-      }
+    for (String table : KernelTuning.TABLES) {
+      assertThat(module.table(table)).as(table).isEqualTo(KernelDescription.table(table));
     }
-    assertThat(checked).isEqualTo(185);
+  }
+
+  /** Every kernel the build lists (every one the planner can pick, LaunchPlanTest) loads. */
+  @Test
+  void everyKernelThePlannerCanPickIsInTheModule() {
+    assumeTrue(KernelDescription.present(), "the build described no kernels");
+    CudaContext context = CudaContext.of(0);
+    KernelModule module = KernelModule.of(context);
+    int loaded = 0;
+    for (String kernel : KernelDescription.kernels()) {
+      if (kernel.startsWith("embednorm_cluster_")
+          && context.computeCapability() < module.tuning().clusterMinComputeCapability()) {
+        continue;
+      }
+      assertThat(module.function(kernel)).as(kernel).isNotNull();
+      loaded++;
+    }
+    assertThat(loaded).isGreaterThan(300);
   }
 
   @Test
@@ -259,9 +263,9 @@ class CudaEngineGpuTest {
 
   /**
    * The warp path's grid follows the memory's peak bandwidth: one pass for every lockstep kernel
-   * below {@link LaunchPlan#MIXED_WARP_GRID_BANDWIDTH} (an H100), the timed mix above it (an H200,
-   * where 2-byte layer_norm stays resident). A driver that reported no memory clock would send
-   * every device down the one-pass branch; the bandwidth must be a real one.
+   * below the tuning's fast-memory bandwidth (an H100), the timed mix above it (an H200, where
+   * 2-byte layer_norm stays resident). A driver that reported no memory clock would send every
+   * device down the one-pass branch; the bandwidth must be a real one.
    */
   @Test
   void warpGridFollowsTheMemoryBandwidth() {
@@ -281,7 +285,7 @@ class CudaEngineGpuTest {
     }
     long rows = 1 << 20;
     LaunchPlan plan =
-        LaunchPlan.plan(Op.LAYER_NORM, ElementType.BFLOAT16, 128, rows, true, context, module);
+        LaunchPlan.planBatch(Op.LAYER_NORM, ElementType.BFLOAT16, 128, rows, true, true, module);
     // A resident grid holds at most 2048 / 256 = 8 blocks an SM; one pass over 2^20 rows of 16
     // packs needs thousands.
     boolean onePass = plan.grid() > context.multiprocessors() * 8;
@@ -289,7 +293,7 @@ class CudaEngineGpuTest {
         .as(
             "one pass (%s, grid %d), memory %d B/s",
             plan.kernel(), plan.grid(), context.memoryBandwidth())
-        .isEqualTo(context.memoryBandwidth() < LaunchPlan.MIXED_WARP_GRID_BANDWIDTH);
+        .isEqualTo(context.memoryBandwidth() < module.tuning().fastMemoryBandwidth());
   }
 
   @Test
@@ -297,11 +301,11 @@ class CudaEngineGpuTest {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
     assumeTrue(context.computeCapability() >= 90, "clusters need compute capability 9.0");
-    boolean fastMemory = context.memoryBandwidth() >= LaunchPlan.MIXED_WARP_GRID_BANDWIDTH;
+    boolean fastMemory = module.tuning().fastMemory(context.memoryBandwidth());
     for (Op op : Op.values()) {
       for (int width : new int[] {8192, 16384, 32768}) {
         LaunchPlan plan =
-            LaunchPlan.plan(op, ElementType.FLOAT32, width, 1000, true, context, module);
+            LaunchPlan.planBatch(op, ElementType.FLOAT32, width, 1000, true, true, module);
         String where = String.format("%s %d: %s", op, width, plan);
         boolean wide = !fastMemory && width > 8192;
         assertThat(plan.kernel().endsWith("_b128")).as(where).isEqualTo(wide);
@@ -322,7 +326,7 @@ class CudaEngineGpuTest {
       }
       for (ElementType type : new ElementType[] {ElementType.BFLOAT16, ElementType.FLOAT16}) {
         for (int width : new int[] {16384, 32768, 65536}) {
-          LaunchPlan plan = LaunchPlan.plan(op, type, width, 1000, true, context, module);
+          LaunchPlan plan = LaunchPlan.planBatch(op, type, width, 1000, true, true, module);
           String where = String.format("%s %s %d: %s", op, type, width, plan);
           boolean wide = !fastMemory && width == 32768;
           assertThat(plan.kernel().endsWith("_b128")).as(where).isEqualTo(wide);
@@ -336,15 +340,15 @@ class CudaEngineGpuTest {
   void unalignedContiguousRowsTakeTheTilePathByTypeOpAndBandwidth() {
     CudaContext context = CudaContext.of(0);
     KernelModule module = KernelModule.of(context);
-    boolean fastMemory = context.memoryBandwidth() >= LaunchPlan.MIXED_WARP_GRID_BANDWIDTH;
+    boolean fastMemory = module.tuning().fastMemory(context.memoryBandwidth());
     for (Op op : Op.values()) {
       boolean heavy = op == Op.LAYER_NORM || op == Op.SOFTMAX || op == Op.LOG_SOFTMAX;
       for (ElementType type : new ElementType[] {ElementType.FLOAT32, ElementType.BFLOAT16}) {
         for (int width : new int[] {300, 769}) {
           boolean aligned = width % LaunchPlan.vectorWidth(type) == 0;
           String contiguous =
-              LaunchPlan.planContiguous(op, type, width, 1000, aligned, context, module).path();
-          String ragged = LaunchPlan.plan(op, type, width, 1000, aligned, context, module).path();
+              LaunchPlan.planBatch(op, type, width, 1000, aligned, false, module).path();
+          String ragged = LaunchPlan.planBatch(op, type, width, 1000, aligned, true, module).path();
           String where = String.format("%s %s %d", op, type, width);
           assertThat(ragged).as(where).isNotEqualTo("tile");
           boolean warpRowOnFastMemory = type.byteWidth() == 2 && heavy && width > 384;
@@ -371,19 +375,20 @@ class CudaEngineGpuTest {
       cuMemsetD8(output.pointer(), (byte) 0xff, bytes);
       List<LaunchPlan> plans = new ArrayList<>();
       plans.add(
-          LaunchPlan.plan(
-              Op.L2_NORMALIZE, ElementType.FLOAT32, width, rows, true, context, module));
+          LaunchPlan.planBatch(
+              Op.L2_NORMALIZE, ElementType.FLOAT32, width, rows, true, true, module));
       if (context.computeCapability() >= 90) {
         // Two blocks of 32 threads per row, and more rows than clusters in one launch.
-        plans.add(
-            LaunchPlan.cluster(Op.L2_NORMALIZE, ElementType.FLOAT32, rows, 32, 2, context, module));
+        String kernel = "embednorm_cluster_l2_normalize_f32_k2";
+        int clusters = Math.max(1, module.occupancy(kernel, 32, 0) * context.multiprocessors() / 2);
+        plans.add(new LaunchPlan(kernel, "cluster", 2 * clusters, 32, 0, 2, 4));
       }
       // The tile path over the same bytes as rows of 1023 (unaligned starts).
       int tileWidth = width - 1;
       long tileRows = rows * width / tileWidth;
       plans.add(
-          LaunchPlan.planContiguous(
-              Op.L2_NORMALIZE, ElementType.FLOAT32, tileWidth, tileRows, false, context, module));
+          LaunchPlan.planBatch(
+              Op.L2_NORMALIZE, ElementType.FLOAT32, tileWidth, tileRows, false, false, module));
       assertThat(plans.get(plans.size() - 1).path()).isEqualTo("tile");
       for (LaunchPlan plan : plans) {
         boolean tile = plan.path().equals("tile");
@@ -423,22 +428,29 @@ class CudaEngineGpuTest {
     return org.assertj.core.data.Offset.offset(Math.abs(expected) * 1e-5f);
   }
 
-  /** Every path that can run a row of {@code width}: warp, cached and uncached block, 1 or 16 B. */
+  /**
+   * Launches of every kernel that can run a row of {@code width}, on small grids that loop over
+   * rows: the planned shapes on each path, and others (lanes, packs or blocks past the row's end).
+   * Of those, the kernels the fatbin holds.
+   */
   private static List<LaunchPlan> forcedPlans(
-      Op op, ElementType type, int width, CudaContext context, KernelModule module) {
+      Op op, ElementType type, int width, CudaContext context, KernelTuning tuning) {
     List<LaunchPlan> plans = new ArrayList<>();
-    String name = LaunchPlan.kernelStem(op, type);
+    String name = op.sqlName() + "_" + LaunchPlan.typeName(type);
     int vector = LaunchPlan.vectorWidth(type);
+    int warpBlock = tuning.warpBlock();
     for (int pack : width % vector == 0 ? new int[] {1, vector} : new int[] {1}) {
-      int maxPacks = LaunchPlan.maxWarpPacks(type, pack);
       int packsPerRow = (width + pack - 1) / pack;
-      if (packsPerRow <= 32 * maxPacks) {
-        int group = packsPerRow <= 32 ? LaunchPlan.nextPowerOfTwo(packsPerRow) : 32;
-        int packs = packsPerRow <= 32 ? 1 : LaunchPlan.lanePacks(op, type, pack, packsPerRow);
+      KernelTuning.Warp warp = tuning.warp(false, op, type, pack > 1, packsPerRow);
+      if (warp != null) {
+        int group = packsPerRow <= 32 ? nextPowerOfTwo(packsPerRow) : 32;
+        int packs = packsPerRow <= 32 ? 1 : warp.packs();
         // Three packs a lane and four (lanes' last pack past the row) alike, wherever three fit;
         // six and eight alike wherever six fit.
-        boolean threeFit = packsPerRow > 64 && packsPerRow <= 96 && LaunchPlan.lockstep(type, pack);
-        boolean sixFit = packsPerRow > 128 && packsPerRow <= 192 && LaunchPlan.sixPacks(type, pack);
+        boolean lockstep = type.byteWidth() <= 4 && pack * type.byteWidth() == 16;
+        boolean threeFit = packsPerRow > 64 && packsPerRow <= 96 && lockstep;
+        boolean sixFit =
+            packsPerRow > 128 && packsPerRow <= 192 && lockstep && type.byteWidth() == 2;
         int[] forced = threeFit ? new int[] {3, 4} : sixFit ? new int[] {6, 8} : new int[] {packs};
         for (int lane : forced) {
           plans.add(
@@ -446,7 +458,7 @@ class CudaEngineGpuTest {
                   "embednorm_warp_" + name + "_p" + pack + "_c" + lane,
                   "warp",
                   3,
-                  LaunchPlan.WARP_PATH_BLOCK,
+                  warpBlock,
                   0,
                   group,
                   pack));
@@ -459,9 +471,9 @@ class CudaEngineGpuTest {
                   "embednorm_warp_" + name + "_p" + pack + "_c2",
                   "warp",
                   3,
-                  LaunchPlan.WARP_PATH_BLOCK,
+                  warpBlock,
                   0,
-                  LaunchPlan.nextPowerOfTwo((packsPerRow + 1) / 2),
+                  nextPowerOfTwo((packsPerRow + 1) / 2),
                   pack));
         }
         if (packsPerRow <= 16) {
@@ -471,7 +483,7 @@ class CudaEngineGpuTest {
                   "embednorm_warp_" + name + "_p" + pack + "_c1",
                   "warp",
                   2,
-                  LaunchPlan.WARP_PATH_BLOCK,
+                  warpBlock,
                   0,
                   32,
                   pack));
@@ -479,65 +491,66 @@ class CudaEngineGpuTest {
       }
     }
     // A warp per row with 16-byte packs and a scalar head and tail in registers, for unaligned
-    // rows: the kernel LaunchPlan takes, and the one of 8 packs a lane (lanes past the row).
-    if ((width + vector - 1) / vector <= LaunchPlan.MAX_WARP_ROW_PACKS) {
-      String fitting = LaunchPlan.warpRowKernel(op, type, width);
-      String widest = "embednorm_warprow_" + name + "_p" + vector + "_c8";
-      for (String kernel : fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
-        plans.add(new LaunchPlan(kernel, "warp-row", 3, LaunchPlan.WARP_PATH_BLOCK, 0, 32, vector));
+    // rows: the fewest packs a lane that hold the row, and eight (lanes past the row).
+    int vectorPacks = (width + vector - 1) / vector;
+    if (vectorPacks <= 32 * 8) {
+      int fitting = nextPowerOfTwo((vectorPacks + 31) / 32);
+      for (int lanePacks : fitting == 8 ? new int[] {8} : new int[] {fitting, 8}) {
+        String kernel = "embednorm_warprow_" + name + "_p" + vector + "_c" + lanePacks;
+        plans.add(new LaunchPlan(kernel, "warp-row", 3, warpBlock, 0, 32, vector));
       }
     }
     // The tile path for contiguous unaligned rows, on small grids that loop over runs: the
     // planner's kernel and the one of 32 values a lane (most of them past the row).
-    if (width % vector != 0 && LaunchPlan.tileFits(type, width)) {
-      String fitting = LaunchPlan.tileKernel(op, type, width);
-      String widest = LaunchPlan.tileKernelHolding(op, type, 32);
-      for (String kernel : fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
+    KernelTuning.Tile fitting = tuning.tile(false, op, type, (width + 31) / 32);
+    if (width % vector != 0 && fitting != null) {
+      KernelTuning.Tile widest = tuning.tile(false, op, type, 32);
+      for (KernelTuning.Tile tile :
+          fitting.equals(widest) ? List.of(fitting) : List.of(fitting, widest)) {
+        String kernel = "embednorm_tile_" + name + "_v" + tile.values() + "_r" + tile.rowsPerWarp();
         // Runs of 1 row (a head and tail at every row), 3 (warps without a row), and the
         // planner's size.
-        int planned = LaunchPlan.tile(kernel, type, width, 37, LaunchPlan.tileBytes(type)).group();
+        int planned = Math.max(8, tile.bytes() / (width * type.byteWidth())) / 8 * 8;
         for (int runRows : new int[] {1, 3, planned}) {
           plans.add(
               new LaunchPlan(
                   kernel,
                   "tile",
                   3,
-                  LaunchPlan.WARP_PATH_BLOCK,
+                  warpBlock,
                   runRows * width * type.byteWidth() + 16,
                   runRows,
                   vector));
         }
       }
     }
-    // The cluster path (Hopper and newer): aligned rows in registers over 1 to 8 blocks, most
-    // of them with lanes past the row's end to mask off.
-    if (width % vector == 0 && type != ElementType.FLOAT64 && context.computeCapability() >= 90) {
-      int threads =
-          (width + LaunchPlan.clusterElementsPerThread(type) - 1)
-              / LaunchPlan.clusterElementsPerThread(type);
-      for (int cluster = 1; cluster <= LaunchPlan.MAX_CLUSTER; cluster *= 2) {
-        int block = Math.max(32, LaunchPlan.nextPowerOfTwo((threads + cluster - 1) / cluster));
-        if (block <= LaunchPlan.MAX_CLUSTER_BLOCK) {
-          plans.add(LaunchPlan.cluster(op, type, 37, block, cluster, context, module));
-        }
-        // 128 bytes a thread, 1 or 2 blocks.
-        int wideBlock =
-            Math.max(32, LaunchPlan.nextPowerOfTwo((threads + 2 * cluster - 1) / 2 / cluster));
-        if (cluster <= 2 && wideBlock <= 512) {
-          plans.add(LaunchPlan.cluster(op, type, 37, wideBlock, cluster, 128, context, module));
+    // The cluster path (compute capability 9.0 and newer): aligned rows in registers over 1 to 4
+    // blocks, most of them with lanes past the row's end to mask off, a cluster a row and on a
+    // grid of 3 clusters that loop over rows.
+    if (width % vector == 0
+        && type != ElementType.FLOAT64
+        && context.computeCapability() >= tuning.clusterMinComputeCapability()) {
+      for (int bytes : new int[] {64, 128}) {
+        int threads = (width * type.byteWidth() + bytes - 1) / bytes;
+        for (int cluster = 1; cluster <= 4; cluster *= 2) {
+          int block = Math.max(32, nextPowerOfTwo((threads + cluster - 1) / cluster));
+          if (block <= (bytes == 64 ? 1024 : 512)) {
+            String kernel =
+                "embednorm_cluster_" + name + "_k" + cluster + (bytes == 64 ? "" : "_b128");
+            for (int clusters : new int[] {37, 3}) {
+              plans.add(
+                  new LaunchPlan(kernel, "cluster", clusters * cluster, block, 0, cluster, vector));
+            }
+          }
         }
       }
     }
-    // The block path takes 16-byte packs at any width (scalar head and tail) or single elements.
+    // The block path takes 16-byte packs at any width (scalar head and tail).
     int computeBytes = type == ElementType.FLOAT64 ? 8 : 4;
-    List<String> blockKernels = new ArrayList<>();
-    blockKernels.add("_p1");
-    blockKernels.add("_p" + vector);
-    if (width % vector == 0) {
-      blockKernels.add("_p" + vector + "_aligned");
-    }
-    for (String kernel : blockKernels) {
-      int pack = kernel.startsWith("_p1") ? 1 : vector;
+    for (String kernel :
+        width % vector == 0
+            ? List.of("_p" + vector, "_p" + vector + "_aligned")
+            : List.of("_p" + vector)) {
       for (int block : new int[] {64, 1024}) {
         plans.add(
             new LaunchPlan(
@@ -545,9 +558,9 @@ class CudaEngineGpuTest {
                 "block-cached",
                 5,
                 block,
-                (width + pack) * computeBytes,
+                (width + vector) * computeBytes,
                 1,
-                pack));
+                vector));
         plans.add(
             new LaunchPlan(
                 "embednorm_block_" + name + kernel + "_uncached",
@@ -556,10 +569,16 @@ class CudaEngineGpuTest {
                 block,
                 0,
                 1,
-                pack));
+                vector));
       }
     }
+    Set<String> built = KernelDescription.kernels();
+    plans.removeIf(plan -> !built.contains(plan.kernel()));
     return plans;
+  }
+
+  private static int nextPowerOfTwo(int value) {
+    return value <= 1 ? 1 : Integer.highestOneBit(value - 1) << 1;
   }
 
   /**

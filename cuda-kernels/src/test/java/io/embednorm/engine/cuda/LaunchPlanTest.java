@@ -1,0 +1,126 @@
+package io.embednorm.engine.cuda;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.embednorm.engine.EmbedNormException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The planner against the kernels, without a GPU: it reads the tables the kernels export (as the
+ * build printed them), plans a fixed set of batches on three model devices ({@link PlanDigest}),
+ * and must pick exactly the launches pinned below, and between them every kernel the fatbin holds
+ * and no other. A change to the tuning (tuning.cuh) that moves a launch changes a digest here:
+ * update it in the same commit, saying which launches moved and why.
+ */
+class LaunchPlanTest {
+  /**
+   * The digests of the planner's decisions, by model device: those of the planner before the tuning
+   * moved into the kernels, which had every number in Java.
+   */
+  private static final Map<String, String> DIGESTS =
+      Map.of(
+          "a100", "e2e9d95a76bbe24ae28f9966d64130a7f5ec28f23bcb36039758714aca77d6d0",
+          "h100", "1dbf1bd4e118b7c262ddff784f29bb2c4ff055ad553c6813dc1add9bbdce5225",
+          "h200", "fd6542f1f858ca7d4dce03c0b5687aa3e4699d59646c5e5e8060d0046df16314");
+
+  private static final Map<String, String> digests = new HashMap<>();
+  private static final Set<String> planned = new TreeSet<>();
+
+  /** A model device planned for with the kernels' tuning. */
+  record Model(PlanDigest.ModelDevice device, KernelTuning tuning) implements LaunchTarget {
+    @Override
+    public int computeCapability() {
+      return device.computeCapability();
+    }
+
+    @Override
+    public int multiprocessors() {
+      return device.multiprocessors();
+    }
+
+    @Override
+    public long memoryBandwidth() {
+      return device.bandwidth();
+    }
+
+    @Override
+    public int occupancy(String kernel, int block, int dynamicSharedBytes) {
+      return device.occupancy(kernel, block, dynamicSharedBytes);
+    }
+
+    @Override
+    public int dynamicSharedMemoryLimit(String kernel) {
+      return device.dynamicSharedMemoryLimit(kernel);
+    }
+  }
+
+  @BeforeAll
+  static void planEveryBatchOnEveryModelDevice() {
+    assumeTrue(KernelDescription.present(), "no kernels in this build (-Dembednorm.cpuOnly)");
+    KernelTuning tuning = KernelDescription.tuning();
+    for (PlanDigest.ModelDevice device : PlanDigest.DEVICES) {
+      Model model = new Model(device, tuning);
+      digests.put(
+          device.name(),
+          PlanDigest.digest(
+              (d, op, type, width, rows, vectorizable, ragged) -> {
+                LaunchPlan plan =
+                    LaunchPlan.planBatch(op, type, width, rows, vectorizable, ragged, model);
+                planned.add(plan.kernel());
+                return PlanDigest.describe(plan);
+              },
+              device,
+              null));
+    }
+  }
+
+  @Test
+  void everyLaunchIsThePinnedOne() {
+    for (PlanDigest.ModelDevice device : PlanDigest.DEVICES) {
+      assertThat(digests.get(device.name()))
+          .as("the digest of the launches planned on the model %s", device.name())
+          .isEqualTo(DIGESTS.get(device.name()));
+    }
+  }
+
+  @Test
+  void thePlannerPicksEveryKernelTheFatbinHoldsAndNoOther() {
+    Set<String> built = KernelDescription.kernels();
+    assertThat(built).as("kernels built").hasSizeGreaterThan(400);
+    assertThat(planned).as("kernels planned but not built").isSubsetOf(built);
+    assertThat(built).as("kernels built but never planned").isSubsetOf(planned);
+  }
+
+  @Test
+  void tablesOfAnotherLayoutAreRefusedNamingTheTable() {
+    assumeTrue(KernelDescription.present(), "no kernels in this build (-Dembednorm.cpuOnly)");
+    assertThatThrownBy(
+            () ->
+                KernelTuning.of(
+                    name ->
+                        name.equals("embednorm_warp_plans")
+                            ? new int[7]
+                            : KernelDescription.table(name)))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessage(
+            "Cannot read the kernels' tuning: embednorm_warp_plans has 7 values, not a multiple"
+                + " of 80");
+    assertThatThrownBy(
+            () ->
+                KernelTuning.of(
+                    name ->
+                        name.equals("embednorm_tuning_scalars")
+                            ? new int[] {2, 256, 4000, 90, 64}
+                            : KernelDescription.table(name)))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessage(
+            "Cannot read the kernels' tuning: its tables have format 2, this jar reads format 1");
+  }
+}
