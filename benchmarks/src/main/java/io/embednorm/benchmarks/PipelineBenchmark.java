@@ -11,7 +11,6 @@ import io.embednorm.engine.Op;
 import io.embednorm.engine.PinnedBlock;
 import io.embednorm.engine.PipelineSession;
 import io.embednorm.engine.RowBatch;
-import io.embednorm.engine.cuda.CopyBandwidth;
 import io.embednorm.engine.cuda.CudaAvailability;
 import io.embednorm.engine.cuda.CudaContext;
 import io.embednorm.engine.cuda.CudaEngine;

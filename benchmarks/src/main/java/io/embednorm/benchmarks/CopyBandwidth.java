@@ -1,4 +1,4 @@
-package io.embednorm.engine.cuda;
+package io.embednorm.benchmarks;
 
 import static jcuda.driver.JCudaDriver.cuEventCreate;
 import static jcuda.driver.JCudaDriver.cuEventDestroy;
@@ -10,7 +10,10 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
+import io.embednorm.engine.cuda.CudaContext;
+import io.embednorm.engine.cuda.KernelLaunches;
 import java.util.Arrays;
+import jcuda.Pointer;
 import jcuda.driver.CUevent;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
@@ -36,12 +39,13 @@ public final class CopyBandwidth {
     CUstream down = new CUstream();
     cuStreamCreate(up, CUstream_flags.CU_STREAM_NON_BLOCKING);
     cuStreamCreate(down, CUstream_flags.CU_STREAM_NON_BLOCKING);
-    try (DeviceBuffer device = new DeviceBuffer(bytes, "the copy benchmark")) {
+    try (KernelLaunches.DeviceMemory device =
+        KernelLaunches.allocate(context, bytes, "the copy benchmark")) {
       double[] upload = new double[repeats];
       double[] download = new double[repeats];
       double[] duplex = new double[repeats];
-      HostPointer host = new HostPointer(hostAddress);
-      HostPointer upperHost = new HostPointer(hostAddress + half);
+      Pointer host = new HostAddress(hostAddress);
+      Pointer upperHost = new HostAddress(hostAddress + half);
       for (int repeat = 0; repeat < repeats; repeat++) {
         long started = System.nanoTime();
         cuMemcpyHtoDAsync(device.pointer(), host, bytes, up);
@@ -77,14 +81,14 @@ public final class CopyBandwidth {
     context.makeCurrent();
     CUstream[] streams = new CUstream[lanes];
     CUevent[] done = new CUevent[lanes];
-    DeviceBuffer[] buffers = new DeviceBuffer[lanes];
+    KernelLaunches.DeviceMemory[] buffers = new KernelLaunches.DeviceMemory[lanes];
     try {
       for (int lane = 0; lane < lanes; lane++) {
         streams[lane] = new CUstream();
         cuStreamCreate(streams[lane], CUstream_flags.CU_STREAM_NON_BLOCKING);
         done[lane] = new CUevent();
         cuEventCreate(done[lane], 0);
-        buffers[lane] = new DeviceBuffer(chunk, "the copy benchmark");
+        buffers[lane] = KernelLaunches.allocate(context, chunk, "the copy benchmark");
       }
       long started = System.nanoTime();
       int index = 0;
@@ -95,9 +99,9 @@ public final class CopyBandwidth {
           cuEventSynchronize(done[lane]);
         }
         cuMemcpyHtoDAsync(
-            buffers[lane].pointer(), new HostPointer(input + offset), length, streams[lane]);
+            buffers[lane].pointer(), new HostAddress(input + offset), length, streams[lane]);
         cuMemcpyDtoHAsync(
-            new HostPointer(output + offset), buffers[lane].pointer(), length, streams[lane]);
+            new HostAddress(output + offset), buffers[lane].pointer(), length, streams[lane]);
         cuEventRecord(done[lane], streams[lane]);
       }
       for (CUstream stream : streams) {
@@ -116,6 +120,13 @@ public final class CopyBandwidth {
           cuStreamDestroy(streams[lane]);
         }
       }
+    }
+  }
+
+  /** A JCuda pointer to a raw host address (JCuda's constructor for one is protected). */
+  private static final class HostAddress extends Pointer {
+    HostAddress(long address) {
+      super(address);
     }
   }
 
