@@ -6,15 +6,15 @@ import static org.assertj.core.api.Assertions.fail;
 import java.util.List;
 
 /**
- * The accuracy bound of DESIGN.md §2: |y − ref| ≤ relative·|ref| + absolute·max|ref of the row|,
- * NaN and ±inf exactly where the reference has them.
+ * The bound of docs/SEMANTICS.md, Accuracy: |y − ref| ≤ relative·|ref| + absolute·max|ref of the
+ * row|, NaN and ±inf exactly where the reference has them.
  */
 final class Accuracy {
   /** float32 outputs: 1e-5 relative, 1e-6 of the row's largest magnitude. */
   static final Accuracy FLOAT = new Accuracy(1e-5, 1e-6);
 
-  /** float64 outputs: the same shape, tighter. */
-  static final Accuracy DOUBLE = new Accuracy(1e-11, 1e-12);
+  /** float64 outputs: 1e-12 relative, 1e-13 of the row's largest magnitude. */
+  static final Accuracy DOUBLE = new Accuracy(1e-12, 1e-13);
 
   private final double relative;
   private final double absolute;
