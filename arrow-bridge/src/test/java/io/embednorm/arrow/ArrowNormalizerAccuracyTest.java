@@ -27,7 +27,10 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 
-/** Results of the CPU engine through the bridge against the float64 reference (DESIGN.md §2). */
+/**
+ * Results of the CPU engine through the bridge against the float64 reference (docs/SEMANTICS.md,
+ * Accuracy).
+ */
 class ArrowNormalizerAccuracyTest {
   private static final int[] WIDTHS = {1, 2, 3, 31, 32, 33, 767, 768, 4096, 32769};
   private static final List<ElementType> TYPES =

@@ -3,7 +3,7 @@ package io.embednorm.arrow;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.Normalization;
 
-/** The five ops in plain float64, straight from the formulas of DESIGN.md §2. */
+/** The five ops in plain float64, straight from the formulas of docs/SEMANTICS.md, Ops. */
 final class Reference {
   private Reference() {}
 

@@ -18,9 +18,9 @@ import org.apache.spark.sql.types.DataTypes;
  *
  * <p>Each call builds the Catalyst expression directly, so it works without {@link
  * EmbedNormExtensions} installed; it needs a classic (not Spark Connect) session. Semantics, edge
- * cases and defaults are those of the SQL functions (DESIGN.md §2): the input is {@code
- * array<float>} or {@code array<double>}, the result has the same element type, weight and bias are
- * rounded to it.
+ * cases and defaults are those of the SQL functions (docs/SEMANTICS.md, SQL functions): the input
+ * is {@code array<float>} or {@code array<double>}, the result has the same element type, weight
+ * and bias are rounded to it.
  */
 public final class EmbedNormFunctions {
   private EmbedNormFunctions() {}

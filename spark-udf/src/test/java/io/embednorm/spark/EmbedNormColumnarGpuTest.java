@@ -26,8 +26,8 @@ import org.junit.jupiter.params.provider.ValueSource;
 /**
  * On a GPU host: a {@code local[*]} query over Parquet runs the columnar operator on the device
  * (bytes went to and from the GPU, no batch fell back to the CPU) and its output matches the
- * float64 reference within DESIGN.md §2 and the CPU row path's output. Skipped (not passed) where
- * no GPU is usable.
+ * float64 reference within docs/SEMANTICS.md, Accuracy, and the CPU row path's output. Skipped (not
+ * passed) where no GPU is usable.
  */
 @Tag("gpu")
 class EmbedNormColumnarGpuTest {

@@ -22,8 +22,8 @@ import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * Every SQL function on seeded random rows (ragged, widths 1 to 32769) and on the edge cases of
- * DESIGN.md §2, on float and double arrays, on the row path (interpreted and code-generated) and in
- * the columnar operator (rows batched by it), against the float64 reference.
+ * docs/SEMANTICS.md, on float and double arrays, on the row path (interpreted and code-generated)
+ * and in the columnar operator (rows batched by it), against the float64 reference.
  */
 class EmbedNormSqlAccuracyTest {
   private static final String[] FUNCTIONS = {

@@ -1,8 +1,9 @@
 package io.embednorm.spark;
 
 /**
- * The float64 reference of the five ops (DESIGN.md §2), written independently of the code under
- * test: plain two-pass formulas in double precision (LayerNorm shifted by the row's first value).
+ * The float64 reference of the five ops (docs/SEMANTICS.md, Ops), written independently of the code
+ * under test: plain two-pass formulas in double precision (LayerNorm shifted by the row's first
+ * value).
  */
 final class Reference {
   private Reference() {}

@@ -50,7 +50,10 @@ final class TestData {
     return rows;
   }
 
-  /** Rows of the edge cases of DESIGN.md §2, for either element type. */
+  /**
+   * Rows of the edge cases of docs/SEMANTICS.md (Empty, null and ragged rows; NaN and infinities),
+   * for either element type.
+   */
   static List<Double[]> edgeRows(String elementType) {
     boolean asFloat = elementType.equals("float");
     double extreme = asFloat ? 1e30 : 1e100;

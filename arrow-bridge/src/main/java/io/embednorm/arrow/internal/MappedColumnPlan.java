@@ -250,8 +250,8 @@ public final class MappedColumnPlan implements AutoCloseable {
      * Checks that no valid row holds a null element and that null rows can be marked. Where no row
      * is null and the element node counts no null, the elements' bitmap is not read: a null count
      * of 0 says that every element is valid, as Arrow C++ takes it and as Arrow Java and PyArrow
-     * write it (counted from the bitmap). Reading it cost a 1.1 GB file of 768-wide rows 35 ms of
-     * its start, mostly page faults on 33 MB of bitmaps (docs/PERFORMANCE.md).
+     * write it (counted from the bitmap). Reading it would fault in every page of the bitmap (a
+     * thirty-second of a float32 column's bytes) before the first row is normalized.
      */
     private void checkElementValidity(BatchRows rows, long elements) throws IOException {
       Region bitmap = batch.elementValidity();

@@ -26,9 +26,9 @@ import java.util.concurrent.atomic.AtomicInteger;
  * its invalid rows zeroed there, and written to the output at its place with a positional write.
  * Small pieces keep the buffer in the cache, so the kernel copies from and to it there, which
  * measured faster than writing through a mapping of the output or from large buffers. Reads rather
- * than a mapping of the input: on a 2-core virtual machine (2026-11-26, docs/PERFORMANCE.md) the
- * mapping's page faults (35,000 for a 1.1 GB file) took 1.1-1.6 s of the command where reads take
- * 0.7-0.8 s, as {@code cp} does.
+ * than a mapping of the input: a mapping takes a page fault for every page it touches, which
+ * measured slower than positional reads of the same bytes; reads run at about the speed of {@code
+ * cp} (see docs/PERFORMANCE.md).
  *
  * <p>Up to {@code threads} threads take pieces from a shared counter (the caller's thread is one of
  * them); each has its own single-threaded CPU engine and scratch buffer. Every row is computed

@@ -6,9 +6,9 @@ import java.util.Collections;
 import java.util.List;
 
 /**
- * The SQL argument list of each op (DESIGN.md §3): {@code x}, then {@code eps} for ops that take
- * one, then the weight (RMSNorm's {@code weight}, LayerNorm's {@code gamma}) and bias ({@code
- * beta}). Every argument after {@code x} is optional and must be a constant.
+ * The SQL argument list of each op (docs/SEMANTICS.md, SQL functions): {@code x}, then {@code eps}
+ * for ops that take one, then the weight (RMSNorm's {@code weight}, LayerNorm's {@code gamma}) and
+ * bias ({@code beta}). Every argument after {@code x} is optional and must be a constant.
  */
 public final class FunctionSignature {
   /** Position of the input array. */

@@ -22,8 +22,8 @@ import org.apache.spark.unsafe.Platform;
  * operator's metrics); rows that are contiguous in Spark's element vector (as the Parquet reader
  * and row batching write them) are copied in bulk.
  *
- * <p>A null row, and a row with a null element (whose result is null, DESIGN.md §2), become a null
- * row of no elements; every element of the result is valid.
+ * <p>A null row, and a row with a null element (whose result is null: docs/SEMANTICS.md, Empty,
+ * null and ragged rows), become a null row of no elements; every element of the result is valid.
  */
 public final class SparkArrays {
   /** Elements per bulk read from Spark: bounds the temporary array (1 MiB of doubles). */
