@@ -12,8 +12,8 @@ root="$(cd "$(dirname "$0")/../.." && pwd)"
 [ $# -eq 4 ] || { echo "usage: $0 INPUT SCRATCH_DIR ROUNDS OP" >&2; exit 2; }
 input=$1 dir=$2 rounds=$3 op=$4
 cat "$input" >/dev/null
-# One untimed run first: it builds the project if the sources changed and writes normalize's
-# class-data archive (bin/embednorm), which a timed first round would otherwise pay for.
+# One untimed run first: it builds the project if the sources changed, which a timed first round
+# would otherwise pay for.
 "$root/bin/embednorm" normalize --device cpu --op "$op" --input "$input" --output "$dir/out.arrow" >/dev/null 2>&1 || true
 rm -f "$dir/out.arrow"
 seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); echo "$end - $start" | bc; }
