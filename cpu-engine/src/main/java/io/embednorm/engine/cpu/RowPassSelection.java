@@ -33,8 +33,7 @@ final class RowPassSelection {
       DEFAULT == VECTOR
               && VECTOR != null
               && !"false".equalsIgnoreCase(System.getProperty(SimdWarmUp.PROPERTY))
-          ? new SimdWarmUp(
-              VECTOR, ScalarRowPasses.INSTANCE, SimdWarmUp.SCALAR_BYTES, SimdWarmUp.DEADLINE_NANOS)
+          ? new SimdWarmUp(VECTOR, ScalarRowPasses.INSTANCE, SimdWarmUp.DEADLINE_NANOS)
           : null;
 
   private RowPassSelection() {}

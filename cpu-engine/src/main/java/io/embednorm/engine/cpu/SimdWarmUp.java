@@ -6,69 +6,70 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.util.Arrays;
 import java.util.concurrent.atomic.AtomicIntegerArray;
-import java.util.concurrent.atomic.AtomicLongArray;
 
 /**
  * Runs an op on the scalar passes until its SIMD passes are compiled and measured faster, then on
  * the SIMD passes; one decision per op and precision (float32 or float64) for the whole JVM.
  *
- * <p>Why: the Vector API's kernels run at speed only once C2 has compiled them. Interpreted or in
- * C1 they are tens of times slower than the scalar loops, and compiling them takes the JIT about
- * half a second of CPU on a 2-core machine. A short-lived JVM (the {@code normalize} command on a 1
- * GiB file) spent more waiting for them than they saved (docs/PERFORMANCE.md). So the first chunk
- * of an op hands a copy of its rows to a daemon thread, which times both kinds of passes on that
- * copy in alternating rounds; meanwhile every chunk runs scalar. Once the SIMD rounds are the
- * faster ones twice in a row, every later chunk runs SIMD. Where they never are within {@link
- * #DEADLINE_NANOS}, the op stays scalar.
+ * <p>Why it exists: the Vector API's kernels run at speed only once C2 has compiled them.
+ * Interpreted or in C1 they are hundreds of times slower than the scalar loops and allocate every
+ * vector. A JVM that ran the SIMD passes from its first rows spent its first second on them at that
+ * speed, on the user's data: normalizing 460 MB of rows 768 wide once took it two to three and a
+ * half times as long as on the scalar passes.
+ *
+ * <p>How: the first chunk of an op, whatever its size, hands a copy of its rows to a daemon thread,
+ * which times both kinds of passes on that copy in alternating rounds, compiling the SIMD loops as
+ * it goes (conf/jvm.options makes it wait for C2 rather than run on in C1); meanwhile every chunk
+ * runs scalar. As soon as the timing settles on SIMD ({@link Race}), every later chunk runs SIMD.
+ * Where it never does within {@link #DEADLINE_NANOS}, the op stays scalar.
+ *
+ * <p>What it costs: compiling and timing an op's SIMD passes takes about as much CPU as the scalar
+ * passes spend on two GB of its rows, with a thread and C2 busy for the first second or two beside
+ * the engine's own threads (C2 serves the warm-up's compilations and the engine's in turn). On a
+ * 2-core machine, a JVM that normalized 460 MB of rows 768 wide once finished 13-65 % later than on
+ * the scalar passes alone, with one engine thread or two (the job ended before the switch); one
+ * that went on to 7.4 GB finished 10-20 % sooner, on SIMD from its second or third GB. So a short
+ * job pays for SIMD it never uses, and a long one gets it early.
  *
  * <p>Both kinds of passes give the same bits (RowPassSelectionTest), so the switch changes only
- * speed, never an output. {@code -Dembednorm.cpu.warmup=false} starts on the SIMD passes instead.
+ * speed, never an output. The paths outside the timed kernels (rows between buffers, float16
+ * conversions) wait for the switch too ({@link CpuEngine}). {@code -Dembednorm.cpu.warmup=false}
+ * starts on the SIMD passes instead.
  */
 final class SimdWarmUp {
   /** The system property that, set to {@code false}, runs SIMD passes from the first chunk. */
   static final String PROPERTY = "embednorm.cpu.warmup";
 
-  /**
-   * Bytes of an op's rows that run scalar before its SIMD passes are timed, the same for every op:
-   * with the scalar exponentials vectorized in part ({@link FloatExponential#exponentialsAndSums}),
-   * the softmaxes' scalar passes run at about a third of the SIMD ones' speed (width 768), no
-   * longer a sixth, and at that ratio the SIMD passes' compilation (about half a second of a core)
-   * pays for itself only after a gigabyte or two (docs/PERFORMANCE.md).
-   */
-  static final long SCALAR_BYTES = 2L << 30;
-
   /** The longest the warm-up thread times an op before it settles on the scalar passes. */
   static final long DEADLINE_NANOS = 20_000_000_000L;
 
   /**
-   * Calls of the kernel per timed round: about 0.1–1 ms of compiled code on a sample of one chunk
-   * (3 KiB of float32, or one wider row).
+   * Calls of the kernel per timed round, on a sample of one chunk (3 KiB of float32, or one wider
+   * row): compiled, enough work for the clock to time and little enough to repeat many times.
    */
   static final int CALLS_PER_ROUND = 256;
 
   /** SIMD rounds in a row that must beat the scalar rounds beside them. */
   static final int FASTER_ROUNDS = 2;
 
+  /** Rounds of compiled SIMD passes after which the timing settles on the faster kind. */
+  static final int COMPILED_ROUNDS = 32;
+
   private static final int NOT_STARTED = 0;
-  private static final int TIMING = 1;
-  private static final int SIMD = 2;
-  private static final int SCALAR = 3;
+  static final int TIMING = 1;
+  static final int SIMD = 2;
+  static final int SCALAR = 3;
 
   private final RowPasses vector;
   private final RowPasses scalar;
-  private final long scalarBytes;
   private final long deadlineNanos;
-
-  /** Per op and precision: bytes run scalar so far, counted until the timing starts. */
-  private final AtomicLongArray scalarBytesDone = new AtomicLongArray(Op.values().length * 2);
 
   /** Per op and precision ({@link #key}): NOT_STARTED, TIMING, SIMD or SCALAR. */
   private final AtomicIntegerArray states = new AtomicIntegerArray(Op.values().length * 2);
 
-  SimdWarmUp(RowPasses vector, RowPasses scalar, long scalarBytes, long deadlineNanos) {
+  SimdWarmUp(RowPasses vector, RowPasses scalar, long deadlineNanos) {
     this.vector = vector;
     this.scalar = scalar;
-    this.scalarBytes = scalarBytes;
     this.deadlineNanos = deadlineNanos;
   }
 
@@ -83,10 +84,7 @@ final class SimdWarmUp {
     if (state == SIMD) {
       return vector;
     }
-    if (state == NOT_STARTED
-        && rows > 0
-        && width > 0
-        && due(key, (long) rows * width * Float.BYTES)) {
+    if (state == NOT_STARTED && rows > 0 && width > 0 && due(key)) {
       int sampleRows = Math.max(1, Math.min(rows, CpuEngine.CHUNK_ELEMENTS / width));
       float[] sample = Arrays.copyOfRange(values, offset, offset + sampleRows * width);
       if (width > CpuEngine.CHUNK_ELEMENTS) {
@@ -149,7 +147,7 @@ final class SimdWarmUp {
     if (state == SIMD) {
       return vector;
     }
-    if (state == NOT_STARTED && width > 0 && due(key, (long) width * Double.BYTES)) {
+    if (state == NOT_STARTED && width > 0 && due(key)) {
       double[] sample = Arrays.copyOfRange(values, offset, offset + width);
       start(
           key,
@@ -171,10 +169,9 @@ final class SimdWarmUp {
     return states.get(key(op, precision)) == SCALAR;
   }
 
-  /** Counts {@code bytes} more run scalar; true for the one caller that is to start the timing. */
-  private boolean due(int key, long bytes) {
-    return scalarBytesDone.addAndGet(key, bytes) >= scalarBytes
-        && states.compareAndSet(key, NOT_STARTED, TIMING);
+  /** True for the one caller that is to start the timing of the op. */
+  private boolean due(int key) {
+    return states.compareAndSet(key, NOT_STARTED, TIMING);
   }
 
   private static int key(Op op, int precision) {
@@ -194,25 +191,56 @@ final class SimdWarmUp {
     thread.start();
   }
 
-  /** Alternates timed rounds until the SIMD passes win {@link #FASTER_ROUNDS} rounds in a row. */
+  /** Alternates timed rounds until {@link Race} settles, or the deadline passes. */
   private void time(int key, Kernel kernel) {
-    int outcome = SCALAR;
+    int outcome = TIMING;
     try {
       long deadline = System.nanoTime() + deadlineNanos;
-      int faster = 0;
-      while (System.nanoTime() < deadline) {
+      Race race = new Race();
+      while (outcome == TIMING && System.nanoTime() < deadline) {
         long simd = round(kernel, vector);
         long plain = round(kernel, scalar);
-        faster = simd <= plain ? faster + 1 : 0;
-        if (faster == FASTER_ROUNDS) {
-          outcome = SIMD;
-          break;
-        }
+        outcome = race.settle(simd, plain);
       }
     } catch (RuntimeException | LinkageError failure) {
       // The engine's own calls meet and report the same failure; the op just stays scalar.
     } finally {
-      states.set(key, outcome);
+      states.set(key, outcome == SIMD ? SIMD : SCALAR);
+    }
+  }
+
+  /**
+   * The decision, round by round: SIMD once its rounds are the faster ones {@link #FASTER_ROUNDS}
+   * times in a row; else, once SIMD has run {@link #COMPILED_ROUNDS} rounds within twice the scalar
+   * rounds' time (so compiled: before C2 the Vector API runs tens to hundreds of times slower),
+   * whichever kind had the faster best round. The second rule ends the timing where both kinds run
+   * at about the same speed (rows that are mostly memory traffic, whose rounds the first rule may
+   * split for long), which otherwise kept a core busy until the deadline.
+   */
+  static final class Race {
+    private int faster;
+    private int compiled;
+    private long bestSimd = Long.MAX_VALUE;
+    private long bestScalar = Long.MAX_VALUE;
+
+    /**
+     * After a round in which the SIMD passes took {@code simd} nanoseconds and the scalar ones
+     * {@code plain}: {@link SimdWarmUp#SIMD} or {@link SimdWarmUp#SCALAR} once settled, {@link
+     * SimdWarmUp#TIMING} to go on.
+     */
+    int settle(long simd, long plain) {
+      faster = simd <= plain ? faster + 1 : 0;
+      if (faster == FASTER_ROUNDS) {
+        return SIMD;
+      }
+      if (simd < 2 * plain) {
+        bestSimd = Math.min(bestSimd, simd);
+        bestScalar = Math.min(bestScalar, plain);
+        if (++compiled == COMPILED_ROUNDS) {
+          return bestSimd <= bestScalar ? SIMD : SCALAR;
+        }
+      }
+      return TIMING;
     }
   }
 

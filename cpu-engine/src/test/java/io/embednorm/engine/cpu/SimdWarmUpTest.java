@@ -38,33 +38,19 @@ class SimdWarmUpTest {
   /**
    * The warm-up's scalar passes are slowed in these tests (0.2 ms a call), so that the SIMD passes
    * win its race whatever the JIT makes of them in this JVM: the tests are about the switch and the
-   * bits, not about speed (benchmarks/ times the passes). With the real race they failed now and
-   * then in the module's suite, where earlier tests shape the JIT's profiles.
+   * bits, not about speed (the benchmarks module times the passes). With the real race they failed
+   * now and then in the module's suite, where earlier tests shape the JIT's profiles.
    */
   @ParameterizedTest
   @EnumSource(Op.class)
-  void rowsRunScalarUntilTheThresholdThenSimdWithTheSameBits(Op op) {
-    SimdWarmUp warmUp =
-        new SimdWarmUp(
-            RowPassSelection.VECTOR,
-            slowed(ScalarRowPasses.INSTANCE, TimeUnit.MICROSECONDS.toNanos(200)),
-            1 << 20,
-            NO_DEADLINE);
+  void rowsKeepTheScalarBitsBeforeDuringAndAfterTheSwitch(Op op) {
+    SimdWarmUp warmUp = slowedWarmUp(NO_DEADLINE);
     for (long seed : TestSeeds.seeds()) {
       Random random = new Random(TestSeeds.mix(seed, op.ordinal()));
       Normalization normalization = Normalization.of(op);
       try (CpuEngine warming = new CpuEngine(1, RowPassSelection.VECTOR, warmUp);
           CpuEngine scalar = new CpuEngine(1, ScalarRowPasses.INSTANCE)) {
-        // Below the threshold (1 MiB): no timing.
-        float[] small = randomRows(random, 50 * 768);
-        assertThat(run(warming, normalization, small, 768))
-            .as("seed %d", seed)
-            .isEqualTo(run(scalar, normalization, small, 768));
-        if (seed == TestSeeds.seeds()[0]) {
-          assertThat(warmUp.runsSimd(op, FLOAT32)).isFalse();
-          assertThat(warmUp.settledScalar(op, FLOAT32)).isFalse();
-        }
-        // Past it, the timing starts; keep normalizing until the engine runs SIMD.
+        // Keep normalizing until the engine runs SIMD.
         float[] rows = randomRows(random, 1000 * 300);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         do {
@@ -81,14 +67,61 @@ class SimdWarmUpTest {
     }
   }
 
+  /**
+   * No amount of input holds the switch back: one row starts the timing, which switches on its own
+   * while the engine normalizes nothing more.
+   */
+  @Test
+  void oneRowStartsTheTimingWhichSwitchesOnItsOwn() {
+    SimdWarmUp warmUp = slowedWarmUp(NO_DEADLINE);
+    Normalization normalization = Normalization.of(Op.RMS_NORM);
+    float[] row = randomRows(new Random(TestSeeds.seeds()[1]), 300);
+    try (CpuEngine warming = new CpuEngine(1, RowPassSelection.VECTOR, warmUp);
+        CpuEngine scalar = new CpuEngine(1, ScalarRowPasses.INSTANCE)) {
+      assertThat(warmUp.runsSimd(Op.RMS_NORM, FLOAT32)).isFalse();
+      assertThat(run(warming, normalization, row, 300))
+          .isEqualTo(run(scalar, normalization, row, 300));
+      long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+      while (!warmUp.runsSimd(Op.RMS_NORM, FLOAT32) && System.nanoTime() < deadline) {
+        LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+      }
+      assertThat(warmUp.runsSimd(Op.RMS_NORM, FLOAT32)).as("SIMD within a minute").isTrue();
+      assertThat(warmUp.runsSimd(Op.SOFTMAX, FLOAT32)).as("another op").isFalse();
+      assertThat(run(warming, normalization, row, 300))
+          .as("after the switch")
+          .isEqualTo(run(scalar, normalization, row, 300));
+    }
+  }
+
+  /** The race's two rules, on made-up round times (nanoseconds). */
+  @Test
+  void theRaceSettlesOnTheFasterKindOnceSimdIsCompiled() {
+    SimdWarmUp.Race interpretedThenFaster = new SimdWarmUp.Race();
+    for (int round = 0; round < 100; round++) {
+      assertThat(interpretedThenFaster.settle(50_000, 1_000)).isEqualTo(SimdWarmUp.TIMING);
+    }
+    assertThat(interpretedThenFaster.settle(900, 1_000)).isEqualTo(SimdWarmUp.TIMING);
+    assertThat(interpretedThenFaster.settle(1_100, 1_000)).isEqualTo(SimdWarmUp.TIMING);
+    assertThat(interpretedThenFaster.settle(900, 1_000)).isEqualTo(SimdWarmUp.TIMING);
+    assertThat(interpretedThenFaster.settle(950, 1_000)).isEqualTo(SimdWarmUp.SIMD);
+
+    // Compiled and about as fast: the best rounds decide after COMPILED_ROUNDS of them.
+    for (long simd : new long[] {1_010, 990}) {
+      SimdWarmUp.Race even = new SimdWarmUp.Race();
+      int outcome = SimdWarmUp.TIMING;
+      int rounds = 0;
+      while (outcome == SimdWarmUp.TIMING) {
+        outcome = even.settle(rounds % 2 == 0 ? simd : 5_000, rounds % 2 == 0 ? 1_000 : 4_000);
+        rounds++;
+      }
+      assertThat(rounds).isEqualTo(SimdWarmUp.COMPILED_ROUNDS);
+      assertThat(outcome).isEqualTo(simd <= 1_000 ? SimdWarmUp.SIMD : SimdWarmUp.SCALAR);
+    }
+  }
+
   @Test
   void float64AndRaggedRowsSwitchToo() {
-    SimdWarmUp warmUp =
-        new SimdWarmUp(
-            RowPassSelection.VECTOR,
-            slowed(ScalarRowPasses.INSTANCE, TimeUnit.MICROSECONDS.toNanos(200)),
-            0,
-            NO_DEADLINE);
+    SimdWarmUp warmUp = slowedWarmUp(NO_DEADLINE);
     Normalization normalization = Normalization.of(Op.LAYER_NORM);
     Random random = new Random(TestSeeds.mix(TestSeeds.seeds()[2], 64));
     try (CpuEngine warming = new CpuEngine(1, RowPassSelection.VECTOR, warmUp)) {
@@ -126,12 +159,7 @@ class SimdWarmUpTest {
       value = Op.class,
       names = {"RMS_NORM", "LAYER_NORM", "SOFTMAX"})
   void wideRowsSwitchWithTheSameBits(Op op) {
-    SimdWarmUp warmUp =
-        new SimdWarmUp(
-            RowPassSelection.VECTOR,
-            slowed(ScalarRowPasses.INSTANCE, TimeUnit.MICROSECONDS.toNanos(200)),
-            0,
-            NO_DEADLINE);
+    SimdWarmUp warmUp = slowedWarmUp(NO_DEADLINE);
     long seed = TestSeeds.seeds()[2];
     Random random = new Random(TestSeeds.mix(seed, op.ordinal(), 1031));
     Normalization normalization = Normalization.of(op);
@@ -151,7 +179,7 @@ class SimdWarmUpTest {
   void simdPassesThatNeverWinLeaveTheOpScalar() {
     RowPasses slow = slowed(ScalarRowPasses.INSTANCE, TimeUnit.MILLISECONDS.toNanos(1));
     SimdWarmUp warmUp =
-        new SimdWarmUp(slow, ScalarRowPasses.INSTANCE, 0, TimeUnit.MILLISECONDS.toNanos(300));
+        new SimdWarmUp(slow, ScalarRowPasses.INSTANCE, TimeUnit.MILLISECONDS.toNanos(300));
     Normalization normalization = Normalization.of(Op.SOFTMAX);
     float[] rows = randomRows(new Random(TestSeeds.seeds()[0]), 64 * 32);
     try (CpuEngine warming = new CpuEngine(1, slow, warmUp)) {
@@ -160,6 +188,14 @@ class SimdWarmUpTest {
           () -> run(warming, normalization, rows, 32));
       assertThat(warmUp.runsSimd(Op.SOFTMAX, FLOAT32)).isFalse();
     }
+  }
+
+  /** The SIMD passes against scalar ones slowed by 0.2 ms a call. */
+  private static SimdWarmUp slowedWarmUp(long deadlineNanos) {
+    return new SimdWarmUp(
+        RowPassSelection.VECTOR,
+        slowed(ScalarRowPasses.INSTANCE, TimeUnit.MICROSECONDS.toNanos(200)),
+        deadlineNanos);
   }
 
   /** Runs {@code work} until {@code condition} holds, for at most a minute. */
