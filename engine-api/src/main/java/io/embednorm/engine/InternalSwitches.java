@@ -34,8 +34,20 @@ public final class InternalSwitches {
   public static final InternalSwitch<Boolean> CPU_SIMD =
       bool("embednorm.cpu.simd", true, "false: the CPU engine runs its scalar loops only");
 
+  /**
+   * Benchmarks: {@code false} runs the CPU engine's SIMD loops from the first row, without the
+   * warm-up that holds them back until they are compiled (so that a measurement does not depend on
+   * when the switch comes).
+   */
+  public static final InternalSwitch<Boolean> CPU_WARM_UP =
+      bool(
+          "embednorm.cpu.warmup",
+          true,
+          "false: the CPU engine runs its SIMD loops from the first row, before they are compiled"
+              + " (benchmarks)");
+
   private static final List<InternalSwitch<?>> ALL =
-      List.of(GPU_LANES, GPU_POISON_OUTPUTS, PINNED_POOL_BYTES, CPU_SIMD);
+      List.of(GPU_LANES, GPU_POISON_OUTPUTS, PINNED_POOL_BYTES, CPU_SIMD, CPU_WARM_UP);
 
   private InternalSwitches() {}
 

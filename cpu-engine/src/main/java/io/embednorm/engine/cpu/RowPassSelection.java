@@ -1,38 +1,33 @@
 package io.embednorm.engine.cpu;
 
+import io.embednorm.engine.InternalSwitches;
 import java.lang.reflect.Method;
 
 /**
  * Chooses the passes once per JVM: the Vector API ones when the JVM was started with {@code
  * --add-modules jdk.incubator.vector} (bin/embednorm and the tests are) and the machine has 256-bit
- * vectors, the scalar ones otherwise (e.g. Spark executors started without the option). {@code
- * -Dembednorm.cpu.simd=false} forces scalar.
+ * vectors, the scalar ones otherwise (e.g. Spark executors started without the option). The
+ * internal switch {@link InternalSwitches#CPU_SIMD} ({@code -Dembednorm.cpu.simd=false}) forces
+ * scalar.
  *
  * <p>{@code VectorRowPasses} is loaded reflectively, and only after the module was found in the
  * boot layer: a direct reference would make its class fail to link where the module is missing.
  * Both implementations give the same bits, so the choice changes speed only.
  */
 final class RowPassSelection {
-  /** The system property that, set to {@code false}, keeps the CPU kernels scalar. */
-  static final String SIMD_PROPERTY = "embednorm.cpu.simd";
-
   /** The SIMD passes, or null where the JVM or the machine has none. */
   static final RowPasses VECTOR = loadVector();
 
   /** What {@link CpuKernels} and a default {@link CpuEngine} run. */
   static final RowPasses DEFAULT =
-      VECTOR != null && !"false".equalsIgnoreCase(System.getProperty(SIMD_PROPERTY))
-          ? VECTOR
-          : ScalarRowPasses.INSTANCE;
+      VECTOR != null && InternalSwitches.CPU_SIMD.value() ? VECTOR : ScalarRowPasses.INSTANCE;
 
   /**
    * What holds a default {@link CpuEngine} on the scalar passes until the SIMD ones are compiled;
-   * null where the default is scalar or {@code -Dembednorm.cpu.warmup=false}.
+   * null where the default is scalar or {@link InternalSwitches#CPU_WARM_UP} is false.
    */
   static final SimdWarmUp WARM_UP =
-      DEFAULT == VECTOR
-              && VECTOR != null
-              && !"false".equalsIgnoreCase(System.getProperty(SimdWarmUp.PROPERTY))
+      DEFAULT == VECTOR && VECTOR != null && InternalSwitches.CPU_WARM_UP.value()
           ? new SimdWarmUp(VECTOR, ScalarRowPasses.INSTANCE, SimdWarmUp.DEADLINE_NANOS)
           : null;
 

@@ -33,13 +33,10 @@ import java.util.concurrent.atomic.AtomicIntegerArray;
  *
  * <p>Both kinds of passes give the same bits (RowPassSelectionTest), so the switch changes only
  * speed, never an output. The paths outside the timed kernels (rows between buffers, float16
- * conversions) wait for the switch too ({@link CpuEngine}). {@code -Dembednorm.cpu.warmup=false}
- * starts on the SIMD passes instead.
+ * conversions) wait for the switch too ({@link CpuEngine}). The internal switch {@code
+ * -Dembednorm.cpu.warmup=false} (benchmarks) starts on the SIMD passes instead.
  */
 final class SimdWarmUp {
-  /** The system property that, set to {@code false}, runs SIMD passes from the first chunk. */
-  static final String PROPERTY = "embednorm.cpu.warmup";
-
   /** The longest the warm-up thread times an op before it settles on the scalar passes. */
   static final long DEADLINE_NANOS = 20_000_000_000L;
 

@@ -85,12 +85,6 @@ import jdk.incubator.vector.VectorSpecies;
  */
 final class VectorRowPasses implements RowPasses {
   /**
-   * The system property that, set to {@code 256}, keeps the exponentials on 256-bit registers where
-   * the machine prefers 512-bit ones.
-   */
-  static final String EXPONENTIAL_BITS_PROPERTY = "embednorm.cpu.exponentialBits";
-
-  /**
    * Whether softmax's and log_softmax's exponentials run on 512-bit registers (then summed from
    * where they were stored, as on 256-bit ones). The exponential is element-wise, so the register
    * width changes no bit; where a core runs 512-bit instructions at full width it doubles the
@@ -105,17 +99,14 @@ final class VectorRowPasses implements RowPasses {
   /**
    * The SIMD passes, or null when this machine's preferred vectors are narrower than 256 bits
    * (where 256-bit ones would be emulated and slower than scalar code). The exponentials take
-   * 512-bit registers where the machine prefers them, unless {@link #EXPONENTIAL_BITS_PROPERTY} is
-   * 256. Called reflectively.
+   * 512-bit registers where the machine prefers them. Called reflectively.
    */
   static RowPasses createIfSupported() {
     if (FloatVector.SPECIES_PREFERRED.vectorBitSize() < 256
         || DoubleVector.SPECIES_PREFERRED.vectorBitSize() < 256) {
       return null;
     }
-    return new VectorRowPasses(
-        FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512
-            && !"256".equals(System.getProperty(EXPONENTIAL_BITS_PROPERTY)));
+    return new VectorRowPasses(FloatVector.SPECIES_PREFERRED.vectorBitSize() >= 512);
   }
 
   /**

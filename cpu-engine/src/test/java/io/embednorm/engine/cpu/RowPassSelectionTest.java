@@ -2,6 +2,7 @@ package io.embednorm.engine.cpu;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import io.embednorm.engine.TestSeeds;
@@ -71,15 +72,13 @@ class RowPassSelectionTest {
     String withoutModule = probe(List.of());
     assertThat(withoutModule).isEqualTo("java scalar");
     String switchedOff =
-        probe(List.of("--add-modules=jdk.incubator.vector", "-Dembednorm.cpu.simd=false"));
+        probe(
+            List.of(
+                "--add-modules=jdk.incubator.vector",
+                "-D" + InternalSwitches.CPU_SIMD.name() + "=false"));
     assertThat(switchedOff).isEqualTo("java scalar");
     assertThat(probe(List.of("--add-modules=jdk.incubator.vector")))
         .isEqualTo(CpuKernels.implementation());
-    assertThat(
-            probe(
-                List.of(
-                    "--add-modules=jdk.incubator.vector", "-Dembednorm.cpu.exponentialBits=256")))
-        .isEqualTo(SIMD_256);
   }
 
   @ParameterizedTest
