@@ -41,8 +41,8 @@ import org.openjdk.jmh.annotations.Warmup;
 @State(Scope.Benchmark)
 @BenchmarkMode(Mode.Throughput)
 @OutputTimeUnit(TimeUnit.SECONDS)
-// Long enough for the engine to finish its scalar-first warm-up (SimdWarmUp: 2 GiB, about eight
-// operations) before the measurement, which then shows the steady state of a long-lived process.
+// Long enough for the engine to finish its scalar-first warm-up (SimdWarmUp) before the
+// measurement, which then shows the steady state of a long-lived process.
 @Warmup(iterations = 4, time = 1)
 @Measurement(iterations = 3, time = 1)
 @Fork(
