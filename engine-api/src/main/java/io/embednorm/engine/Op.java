@@ -4,7 +4,7 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** The five row-wise normalizations, with the SQL names and defaults of DESIGN.md §2. */
+/** The five row-wise normalizations, with their SQL names and defaults (docs/SEMANTICS.md, Ops). */
 public enum Op {
   /** y = x / sqrt(mean(x²) + eps) · w. */
   RMS_NORM("rms_norm", 1e-6, 1),

@@ -21,8 +21,7 @@ import jdk.incubator.vector.VectorSpecies;
  * sixth slower with 12 KiB of arrays than with 3-6 KiB, and 40 % slower with 24 KiB). Here the
  * first pass reads the row from memory one block after another (a single stream, which JDK 17 reads
  * from a direct buffer at the speed of a copy; FloatSums' four blocks side by side read a third as
- * fast) and the last pass reads it again from the cache and writes the output. docs/PERFORMANCE.md
- * has the measurements.
+ * fast) and the last pass reads it again from the cache and writes the output.
  *
  * <p>The loops keep {@link VectorRowPasses}' rules for the Vector API. Loaded only through {@link
  * VectorRowPasses}. Thread-safe: per-row scalars live in {@link RowScratch}. Allocates nothing.

@@ -48,9 +48,9 @@ public final class CpuEngine implements NormalizationEngine {
    * Elements moved between the buffers and the scratch arrays at a time (3 KiB of float32, which
    * stays in the L1 cache through every pass): one bulk copy per chunk rather than per row, and
    * narrow rows reach the kernels many at once. Small: on one thread, layer_norm at width 32 ran a
-   * fifth faster with chunks of 1 Ki elements than with 4 Ki (docs/PERFORMANCE.md). A chunk moves
-   * in copies of {@link #CHUNK_COPY_BYTES}; a row wider than a chunk is a run of its own, moved in
-   * copies of {@link #COPY_BYTES}.
+   * fifth faster with chunks of 1 Ki elements than with 4 Ki. A chunk moves in copies of {@link
+   * #CHUNK_COPY_BYTES}; a row wider than a chunk is a run of its own, moved in copies of {@link
+   * #COPY_BYTES}.
    */
   static final int CHUNK_ELEMENTS = 768;
 
@@ -59,8 +59,7 @@ public final class CpuEngine implements NormalizationEngine {
    * {@link #CHUNK_COPY_BYTES}). On one thread, when every copy used this cap, copies of 4 KiB and
    * more ran the engine at a fraction of the speed of 3 KiB ones (% of a copy of the same bytes:
    * rms_norm 128 62 % against 33 %, 4096 58 % against 45 %), perhaps by 4 KiB aliasing of loads
-   * with earlier stores (not proven); the A/Bs, and why the touch-ahead of the next chunk went with
-   * this change, are in docs/PERFORMANCE.md.
+   * with earlier stores (not proven).
    */
   static final int COPY_BYTES = 3 << 10;
 
@@ -69,9 +68,8 @@ public final class CpuEngine implements NormalizationEngine {
    * elements); rows wider than a chunk keep {@link #COPY_BYTES}. On one thread, chunks loaded and
    * stored in copies of 512 bytes instead of 3 KiB ran rms_norm at width 32 at 84-86 % of a copy of
    * the same bytes against 52-70 %, layer_norm 32 at 61 % against 47 %, l2_normalize 768 at 85-89 %
-   * against 58 %; 256 bytes was slower again, and rows of 4096 and 32768 gained nothing
-   * (docs/PERFORMANCE.md). Not explained: the copies are the same bytes in the same order, only in
-   * more calls.
+   * against 58 %; 256 bytes was slower again, and rows of 4096 and 32768 gained nothing. Not
+   * explained: the copies are the same bytes in the same order, only in more calls.
    */
   static final int CHUNK_COPY_BYTES = 512;
 

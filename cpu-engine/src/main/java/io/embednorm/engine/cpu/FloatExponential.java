@@ -9,8 +9,7 @@ package io.embednorm.engine.cpu;
  * (benchmarks/scripts/exp_polynomial.py): over every float in [−87.68, 0] the result is within 2.26
  * ulp (1.82e-7 relative) of exp in float64, 55 times inside the 1e-5 of docs/SEMANTICS.md,
  * Accuracy. Cephes' degree-5 P is within 0.98 ulp but costs two more multiplications and additions
- * an element, and those set the exponentials' speed: 17 % more time on 512-bit registers
- * (docs/PERFORMANCE.md).
+ * an element, and those set the exponentials' speed: 17 % more time on 512-bit registers.
  *
  * <p>Only multiplications and additions, no fused multiply-add, in an order that {@code
  * VectorRowPasses} repeats lane by lane: scalar and SIMD results are the same bits. Inputs are
@@ -81,7 +80,7 @@ final class FloatExponential {
    * most {@link #PIECE} elements) is copied to the scratch of arguments, the polynomial runs there
    * (offsets from zero: vectorized) and stores n + ROUNDING and the mantissa, and a scalar loop per
    * block multiplies by the powers of two and adds each exponential to its lane as it goes, instead
-   * of a second pass that reads them back (docs/PERFORMANCE.md).
+   * of a second pass that reads them back.
    */
   static void exponentialsAndSums(
       float[] input,

@@ -22,7 +22,7 @@ final class FloatSums {
    * The maximum of the row, by {@code Math.max} (NaN if the row holds one; +0 over −0): one
    * accumulator, which C2 turns into a vector reduction. Eight chains of comparisons measured
    * faster only on rows the branch predictor had seen before: on rows it had not (a file's), their
-   * mispredicted branches made it about half as fast as this loop (docs/PERFORMANCE.md).
+   * mispredicted branches made it about half as fast as this loop.
    */
   static float maximum(float[] values, int offset, int count) {
     float maximum = values[offset];

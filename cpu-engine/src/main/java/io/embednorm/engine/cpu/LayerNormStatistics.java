@@ -5,10 +5,10 @@ package io.embednorm.engine.cpu;
  * two where it is not. With d = x − s for a shift s near the row's mean ({@link
  * FloatSums#layerNormShift}), one pass gives Σd and Σd², and Σ(x − μ)² = Σd² − (Σd)²/D. That
  * difference loses nothing worth counting while (Σd)²/D is at most half of Σd²: its relative error
- * is then within a few times that of the sums themselves (docs/PERFORMANCE.md measures it). Where
- * the shift is further from the mean (the first eight elements far from the rest), the row takes a
- * second pass over (d − mean)², as every row did before. Never E[x²] − E[x]² on the raw values: a
- * float32 row with mean 1e6 and spread 0.5 is exact in d.
+ * is then within a few times that of the sums themselves. Where the shift is further from the mean
+ * (the first eight elements far from the rest), the row takes a second pass over (d − mean)², as
+ * every row did before. Never E[x²] − E[x]² on the raw values: a float32 row with mean 1e6 and
+ * spread 0.5 is exact in d.
  */
 final class LayerNormStatistics {
   /** Marks a row that needs the second pass: no sum of squares is negative. */

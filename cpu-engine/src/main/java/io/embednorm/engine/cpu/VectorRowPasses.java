@@ -88,7 +88,7 @@ final class VectorRowPasses implements RowPasses {
    * Whether softmax's and log_softmax's exponentials run on 512-bit registers (then summed from
    * where they were stored, as on 256-bit ones). The exponential is element-wise, so the register
    * width changes no bit; where a core runs 512-bit instructions at full width it doubles the
-   * exponentials an instruction computes (AMD Zen 5, JDK 17: docs/PERFORMANCE.md).
+   * exponentials an instruction computes (as AMD Zen 5 does on JDK 17).
    */
   private final boolean wideExponentials;
 
