@@ -73,11 +73,7 @@ public final class Engines {
    * without kernels, no driver, no device), or null when one can.
    */
   public static String gpuUnavailableReason() {
-    EngineProvider gpu = Providers.ALL.get(Device.GPU);
-    if (gpu == null) {
-      return "no CUDA engine on the class path (embednorm-cuda-kernels)";
-    }
-    return gpu.unavailableReason();
+    return Providers.GPU_UNAVAILABLE;
   }
 
   /**
@@ -117,9 +113,16 @@ public final class Engines {
     return selection;
   }
 
-  /** The providers on the class path, one per device, found once. */
+  /**
+   * The providers on the class path, one per device, and why no GPU engine can start, found once:
+   * neither changes while the process runs, and pinned allocations ask for every buffer.
+   */
   private static final class Providers {
     static final Map<Device, EngineProvider> ALL = load();
+    static final String GPU_UNAVAILABLE =
+        ALL.containsKey(Device.GPU)
+            ? ALL.get(Device.GPU).unavailableReason()
+            : "no CUDA engine on the class path (embednorm-cuda-kernels)";
 
     private static Map<Device, EngineProvider> load() {
       Map<Device, EngineProvider> providers = new EnumMap<>(Device.class);

@@ -17,7 +17,7 @@ public interface EngineProvider {
 
   /**
    * Why no engine of this provider can start in this process (for example, no CUDA driver), or null
-   * when one can. Cheap after the first call.
+   * when one can. {@code Engines} asks once per process.
    */
   String unavailableReason();
 
