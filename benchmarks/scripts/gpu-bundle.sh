@@ -32,7 +32,7 @@ fi
 # The benchmarks module names Spark (for SparkQueryBenchmark), so without --spark the bundle leaves it
 # out; its own thin jar and compiled tests join anyway: KernelBenchmark, PipelineBenchmark and the
 # copy kernel's GPU test need only what the other modules bring.
-if [ ! -e .gpu/test-classes/benchmarks ] && [ -d benchmarks/target ]; then
+if [ ! -e .gpu/test-classes/benchmarks ] && [ -f benchmarks/pom.xml ]; then
   (mvn -q -B -pl benchmarks -am install -DskipTests >&2)
   for jar in benchmarks/target/embednorm-benchmarks-*.jar; do
     [[ $jar == *-sources.jar || $jar == *-javadoc.jar ]] || cp "$jar" .gpu/lib/
