@@ -4,6 +4,7 @@ import io.embednorm.arrow.internal.BackgroundTask;
 import io.embednorm.arrow.internal.MappedColumnPlan;
 import io.embednorm.arrow.internal.MappedFileNormalization;
 import io.embednorm.arrow.internal.MappedPathUnavailable;
+import io.embednorm.arrow.internal.OutputFileCheck;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EngineSelection;
@@ -24,7 +25,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * Arrow IPC files for the command line: normalize a column of a file into a new file, and read and
  * write whole files. Inputs may be in the IPC file or stream format (told apart by the {@code
  * ARROW1} magic); outputs are always in the file format, written to a temporary file and moved into
- * place only on success.
+ * place only on success (see {@link ArrowOutputFile} for the temporary file and interruptions).
  *
  * <p>A file goes one of two ways ({@link FileNormalizationPath}). The record-batch path reads each
  * batch into Arrow vectors, normalizes the column into a new vector and writes the batch with
@@ -64,6 +65,7 @@ public final class ArrowFiles {
     Objects.requireNonNull(normalization, "normalization");
     Objects.requireNonNull(device, "device");
     Objects.requireNonNull(progress, "progress");
+    checkOutput(input, output);
     long started = System.nanoTime();
     EngineSelection selection = Engines.select(device);
     MappedColumnPlan plan = null;
@@ -148,16 +150,19 @@ public final class ArrowFiles {
    * Reads {@code input} batch by batch, normalizes {@code column} of each batch and writes {@code
    * output} with the same schema: the column replaced, every other column passed through unchanged.
    * The column is checked before any output is created; on any failure no output file is left
-   * behind and an existing {@code output} stays untouched. {@code output} may equal {@code input}.
-   * Row numbers in messages count from the start of the file. This always takes the record-batch
-   * path, on the normalizer's device.
+   * behind and an existing {@code output} stays untouched. {@code output} must be absent or a
+   * regular file other than {@code input}: a device, a FIFO, a directory, a link to one of them or
+   * the input by any name (hard links included) is refused before anything is read or written. Row
+   * numbers in messages count from the start of the file. This always takes the record-batch path,
+   * on the normalizer's device.
    *
    * @param allocator where the read and written batches live; it must share its root allocator with
    *     the normalizer's. Everything allocated is freed before this returns or throws.
    * @param progress called after each batch with the rows done so far
-   * @throws EmbedNormException "Cannot read Arrow file ..." for a missing or unreadable input,
-   *     "Cannot normalize column ..." for a missing or unsupported column, the engine's message
-   *     when a weight or bias does not fit a row, "Cannot write Arrow file ..." for write failures
+   * @throws EmbedNormException "Cannot write output ..." for a refused output, "Cannot read Arrow
+   *     file ..." for a missing or unreadable input, "Cannot normalize column ..." for a missing or
+   *     unsupported column, the engine's message when a weight or bias does not fit a row, "Cannot
+   *     write Arrow file ..." for write failures
    */
   public static NormalizeResult normalizeFile(
       Path input,
@@ -174,6 +179,7 @@ public final class ArrowFiles {
     Objects.requireNonNull(normalizer, "normalizer");
     Objects.requireNonNull(allocator, "allocator");
     Objects.requireNonNull(progress, "progress");
+    checkOutput(input, output);
     if (normalizer.allocator().getRoot() != allocator.getRoot()) {
       throw new EmbedNormException(
           "Cannot normalize file '"
@@ -185,6 +191,17 @@ public final class ArrowFiles {
         normalizer,
         allocator,
         "the record-batch path was asked for");
+  }
+
+  /**
+   * Refuses an output that is no regular file (a device, a FIFO, a directory, a link to one of them
+   * or to nothing) or that is the input file by any name, hard links included.
+   *
+   * @throws EmbedNormException "Cannot write output '&lt;path&gt;': &lt;why&gt;"
+   */
+  static void checkOutput(Path input, Path output) {
+    OutputFileCheck.target(output);
+    OutputFileCheck.requireNotInput(input, output);
   }
 
   private static NormalizeResult normalizeBatches(

@@ -16,10 +16,12 @@ import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
- * An Arrow IPC file (file format, uncompressed) written batch by batch to a hidden temporary file
- * next to the output and moved into place by {@link #commit()}. Closing it without a commit deletes
- * the temporary file and leaves any existing output untouched. Every failure reads "Cannot write
- * Arrow file '&lt;path&gt;': &lt;why&gt;".
+ * An Arrow IPC file (file format, uncompressed) written batch by batch to a temporary file next to
+ * the output ({@code <name>.embednorm-partial-<pid>}) and moved into place by {@link #commit()}.
+ * Closing it without a commit, or stopping the JVM by SIGTERM or SIGINT, deletes the temporary file
+ * and leaves any existing output untouched; one left by a killed process is removed by the next
+ * write of the same output. Every failure reads "Cannot write Arrow file '&lt;path&gt;':
+ * &lt;why&gt;".
  *
  * <p>Either fill {@link #root()} (e.g. by transferring vectors into it) and call {@link
  * #writeBatch()}, or hand whole batches to {@link #write(VectorSchemaRoot)}. Not thread-safe.
@@ -46,7 +48,9 @@ public final class ArrowOutputFile implements AutoCloseable {
 
   /**
    * Starts writing {@code output} with {@code schema}; creates missing parent directories. The
-   * caller closes the result (after {@link #commit()} to keep the file).
+   * caller closes the result (after {@link #commit()} to keep the file). {@code output} must be
+   * absent or a regular file (through a symbolic link, the file is written); anything else fails
+   * with "Cannot write output '&lt;path&gt;': &lt;why&gt;" before any file is created.
    *
    * @param allocator where the root's vectors come from; batches given to {@link
    *     #write(VectorSchemaRoot)} must share its root allocator
@@ -78,7 +82,7 @@ public final class ArrowOutputFile implements AutoCloseable {
       if (file != null) {
         file.close();
       }
-      throw failure(output, failure);
+      throw failure instanceof EmbedNormException refused ? refused : failure(output, failure);
     }
   }
 

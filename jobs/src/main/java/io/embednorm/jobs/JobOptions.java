@@ -41,7 +41,9 @@ public final class JobOptions {
       names = "--mode",
       defaultValue = "errorifexists",
       description =
-          "Save mode when the output exists: errorifexists, overwrite (default: ${DEFAULT-VALUE}).")
+          "Save mode when the output exists: errorifexists, or overwrite, which replaces only a"
+              + " folder holding nothing but a previous Spark output (part-*, _SUCCESS, .crc"
+              + " files, _temporary, key=value folders) (default: ${DEFAULT-VALUE}).")
   String saveMode;
 
   /** The settings these options describe; reads the weight and bias files. */

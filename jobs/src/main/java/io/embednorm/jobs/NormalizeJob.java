@@ -8,9 +8,11 @@ import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
+import io.embednorm.jobs.internal.OutputFolders;
 import io.embednorm.spark.EmbedNormConfig;
 import io.embednorm.spark.EmbedNormFunctions;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.spark.sql.Dataset;
@@ -28,8 +30,17 @@ import org.apache.spark.sql.types.StructField;
 public final class NormalizeJob {
   private NormalizeJob() {}
 
-  /** Runs the job; the session stays open (the caller owns it). */
+  /**
+   * Runs the job; the session stays open (the caller owns it). The output is checked first ({@link
+   * OutputFolders}): it must not be, be inside or hold the input, and {@code overwrite} replaces
+   * only a previous Spark output.
+   */
   public static JobReport run(SparkSession spark, JobSettings settings) {
+    OutputFolders.check(
+        spark,
+        settings.output(),
+        List.of(settings.input()),
+        OutputFolders.saveMode(settings.saveMode()));
     String device = describeDevice(settings);
     // --device decides for this job's queries; without it (auto), the session's setting stands.
     if (settings.device() != DeviceChoice.AUTO

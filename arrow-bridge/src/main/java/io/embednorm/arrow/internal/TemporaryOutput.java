@@ -2,24 +2,25 @@ package io.embednorm.arrow.internal;
 
 import java.io.IOException;
 import java.nio.channels.FileChannel;
-import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
- * A hidden temporary file beside an output path ({@code .<name>.<random>.tmp}), written through
- * {@link #channel()} and moved into place by {@link #commit()}: forced to disk first, then renamed
- * over the output (atomically where the file system can). Closing it without a commit deletes the
- * temporary file and leaves any existing output untouched, so a failed write never leaves a partial
- * output behind.
+ * A temporary file beside an output path ({@code <name>.embednorm-partial-<pid>}, see {@link
+ * PartialFiles}), written through {@link #channel()} and moved into place by {@link #commit()}:
+ * forced to disk first, then renamed over the output (atomically where the file system can).
+ * Closing it without a commit deletes the temporary file and leaves any existing output untouched,
+ * so a failed write never leaves a partial output behind; so does stopping the JVM by SIGTERM or
+ * SIGINT ({@link InFlightFiles}). The output must be absent or a regular file ({@link
+ * OutputFileCheck}).
  *
  * <p>The caller closes it; it owns and closes its channel. Not thread-safe, except that several
  * threads may write to {@link #channel()} at positions of their own.
  */
 public final class TemporaryOutput implements AutoCloseable {
+  private static final int MOST_ATTEMPTS = 100;
+
   private final Path output;
   private final Path temporary;
   private final FileChannel channel;
@@ -31,20 +32,27 @@ public final class TemporaryOutput implements AutoCloseable {
     this.channel = channel;
   }
 
-  /** Creates the temporary file for {@code output}, and any missing parent directories. */
+  /**
+   * Creates the temporary file for {@code output}, and any missing parent directories; first
+   * removes temporary files of this output left by processes that are gone.
+   *
+   * @throws io.embednorm.engine.EmbedNormException "Cannot write output ..." when {@code output} is
+   *     no regular file
+   */
   public static TemporaryOutput create(Path output) throws IOException {
-    Path absolute = output.toAbsolutePath();
-    Files.createDirectories(absolute.getParent());
-    Path temporary =
-        absolute.resolveSibling(
-            "."
-                + absolute.getFileName()
-                + "."
-                + Long.toHexString(ThreadLocalRandom.current().nextLong() & Long.MAX_VALUE)
-                + ".tmp");
-    FileChannel channel =
-        FileChannel.open(temporary, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE);
-    return new TemporaryOutput(absolute, temporary, channel);
+    Path target = OutputFileCheck.target(output);
+    Files.createDirectories(target.getParent());
+    PartialFiles.removeLeftovers(target);
+    for (int attempt = 0; attempt < MOST_ATTEMPTS; attempt++) {
+      Path temporary = PartialFiles.name(target, attempt);
+      try {
+        return new TemporaryOutput(target, temporary, InFlightFiles.create(temporary));
+      } catch (FileAlreadyExistsException taken) {
+        // another write of the same output in progress; take the next name
+      }
+    }
+    throw new IOException(
+        "all " + MOST_ATTEMPTS + " temporary names beside it are taken by writes in progress");
   }
 
   /** The temporary file, open for writing; owned by this object. */
@@ -62,11 +70,7 @@ public final class TemporaryOutput implements AutoCloseable {
     }
     channel.force(true);
     channel.close();
-    try {
-      Files.move(temporary, output, StandardCopyOption.ATOMIC_MOVE);
-    } catch (AtomicMoveNotSupportedException notAtomic) {
-      Files.move(temporary, output, StandardCopyOption.REPLACE_EXISTING);
-    }
+    InFlightFiles.commit(temporary, output);
     finished = true;
   }
 
@@ -88,9 +92,9 @@ public final class TemporaryOutput implements AutoCloseable {
       // deleting the file matters more
     }
     try {
-      Files.deleteIfExists(temporary);
+      InFlightFiles.delete(temporary);
     } catch (IOException ignored) {
-      // nothing more to do; the name starts with a dot and ends with .tmp
+      // the next write of this output removes it once this process is gone (PartialFiles)
     }
   }
 }

@@ -24,7 +24,13 @@ final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--dim", required = true, description = "Width of each embedding.")
   int width;
 
-  @Option(names = "--output", required = true, description = "Output path (replaced if present).")
+  @Option(
+      names = "--output",
+      required = true,
+      description =
+          "Output path: parquet writes a folder, replacing one that holds nothing but a previous"
+              + " Spark output (part-*, _SUCCESS, .crc files, _temporary, key=value folders); arrow"
+              + " writes one file, replacing a regular file.")
   Path output;
 
   @Option(

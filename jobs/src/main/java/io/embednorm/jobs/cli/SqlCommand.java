@@ -2,6 +2,8 @@ package io.embednorm.jobs.cli;
 
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.jobs.internal.LocalSpark;
+import io.embednorm.jobs.internal.OutputFolders;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.spark.sql.Column;
@@ -25,7 +27,12 @@ final class SqlCommand implements Callable<Integer> {
   @Parameters(index = "0", paramLabel = "QUERY", description = "The SQL query.")
   String query;
 
-  @Option(names = "--output", description = "Also write the result here.")
+  @Option(
+      names = "--output",
+      description =
+          "Also write the result to this folder; an existing one is replaced only if it holds"
+              + " nothing but a previous Spark output (part-*, _SUCCESS, .crc files, _temporary,"
+              + " key=value folders) and none of the query's input.")
   String output;
 
   @Option(
@@ -50,6 +57,9 @@ final class SqlCommand implements Callable<Integer> {
     SparkSession spark = LocalSpark.start("embednorm sql");
     try {
       Dataset<Row> result = spark.sql(query);
+      if (output != null) {
+        OutputFolders.check(spark, output, Arrays.asList(result.inputFiles()), SaveMode.Overwrite);
+      }
       result.show(maxRows, false);
       if (output != null) {
         Dataset<Row> writable = outputFormat.equals("csv") ? arraysAsText(result) : result;

@@ -36,10 +36,12 @@ public final class SampleData {
   }
 
   /**
-   * Writes {@code rows} rows of {@code width} with Spark in {@code format}, replacing the output.
+   * Writes {@code rows} rows of {@code width} with Spark in {@code format}, replacing the output if
+   * it is a previous Spark output ({@link OutputFolders}).
    */
   public static void writeWithSpark(
       SparkSession spark, String output, String format, long rows, int width, long seed) {
+    OutputFolders.check(spark, output, List.of(), SaveMode.Overwrite);
     int partitions = Math.max(1, spark.sparkContext().defaultParallelism());
     spark
         .range(0, rows, 1, partitions)
@@ -55,7 +57,8 @@ public final class SampleData {
 
   /**
    * Writes an Arrow IPC file with a BigInt {@code id} column and a FixedSizeList&lt;float32&gt;
-   * {@code embedding} column. The file appears only when complete.
+   * {@code embedding} column. The file appears only when complete; {@code output} must be absent or
+   * a regular file ({@link ArrowOutputFile#create}).
    */
   public static void writeArrow(
       BufferAllocator allocator, Path output, long rows, int width, long seed) {
