@@ -148,7 +148,7 @@ class ArrowFilesTest {
       }
       assertThat(files(output.getParent()))
           .contains(output.getFileName().toString())
-          .noneMatch(name -> name.endsWith(".tmp"));
+          .noneMatch(name -> name.contains(".embednorm-partial-"));
     }
   }
 
@@ -177,15 +177,19 @@ class ArrowFilesTest {
   }
 
   @Test
-  void outputMayReplaceAnExistingFileAndTheInputItself() throws IOException {
+  void outputMayReplaceAnExistingFileButNotTheInput() throws IOException {
     Path input = directory.resolve("in.arrow");
     List<Double[][]> batches = writeInput(input, FIXED_SIZE_LIST, ArrowFormat.FILE);
+    byte[] original = Files.readAllBytes(input);
     Path output = directory.resolve("out.arrow");
     Files.writeString(output, "old");
     ArrowFiles.normalizeFile(input, output, "embedding", RMS, negating, allocator);
-    ArrowFiles.normalizeFile(input, input, "embedding", RMS, negating, allocator);
-    assertThat(Files.readAllBytes(input)).isEqualTo(Files.readAllBytes(output));
-    List<VectorSchemaRoot> read = ArrowFiles.readFile(input, allocator);
+    assertThatThrownBy(
+            () -> ArrowFiles.normalizeFile(input, input, "embedding", RMS, negating, allocator))
+        .isInstanceOf(EmbedNormException.class)
+        .hasMessageStartingWith("Cannot write output '" + input + "': it is the input file");
+    assertThat(Files.readAllBytes(input)).isEqualTo(original);
+    List<VectorSchemaRoot> read = ArrowFiles.readFile(output, allocator);
     try {
       assertThat(TestColumns.read(read.get(2).getVector("embedding")))
           .isDeepEqualTo(ArrowNormalizerLayoutTest.negated(batches.get(2)));
@@ -364,7 +368,9 @@ class ArrowFilesTest {
     try (ArrowOutputFile file = ArrowOutputFile.create(output, schema, allocator)) {
       file.root().setRowCount(0);
       file.writeBatch();
-      assertThat(files(directory)).hasSize(1).allMatch(name -> name.startsWith(".out.arrow."));
+      assertThat(files(directory))
+          .hasSize(1)
+          .allMatch(name -> name.startsWith("out.arrow.embednorm-partial-"));
     }
     assertThat(files(directory)).isEmpty();
   }

@@ -49,16 +49,18 @@ public final class OutputFileCheck {
   }
 
   /**
-   * Refuses an {@code output} that is the {@code input} file, by any name.
+   * Checks {@code output} as {@link #target(Path)} does, and refuses the {@code input} file by any
+   * name (a symbolic or hard link, {@code ..} in the path).
    *
-   * @throws EmbedNormException "Cannot write output '&lt;output&gt;': it is the input file ..."
+   * @throws EmbedNormException "Cannot write output '&lt;output&gt;': &lt;why&gt;"
    */
   public static void requireNotInput(Path input, Path output) {
-    if (!Files.exists(input) || !Files.exists(output)) {
+    Path written = target(output);
+    if (!Files.exists(input) || !Files.exists(written)) {
       return;
     }
     try {
-      if (Files.isSameFile(input, output)) {
+      if (Files.isSameFile(input, written)) {
         throw refused(
             output,
             "it is the input file '"

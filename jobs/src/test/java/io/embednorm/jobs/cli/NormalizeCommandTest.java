@@ -265,7 +265,7 @@ class NormalizeCommandTest {
     assertThat(result.err()).startsWith("embednorm normalize: ").contains(message);
     assertThat(output).doesNotExist();
     assertThat(output.getParent())
-        .isDirectoryNotContaining(path -> path.toString().contains(".tmp"));
+        .isDirectoryNotContaining(path -> path.toString().contains(".embednorm-partial-"));
   }
 
   private static double[] rmsReference(float[] x, double epsilon, double[] weight) {
