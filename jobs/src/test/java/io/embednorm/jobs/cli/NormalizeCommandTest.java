@@ -179,6 +179,48 @@ class NormalizeCommandTest {
   }
 
   @Test
+  void outputThatIsNoRegularFileIsRefusedAndKept() throws Exception {
+    Path input = folder.resolve("in.arrow");
+    SampleData.writeArrow(allocator, input, 10, 4, 1);
+    Path fifo = folder.resolve("pipe");
+    assertThat(new ProcessBuilder("mkfifo", fifo.toString()).start().waitFor()).isZero();
+    List<Path> outputs = new ArrayList<>(List.of(fifo));
+    // A character device like /dev/null (1, 3), made here so a regression cannot touch the real
+    // one.
+    Path device = folder.resolve("null");
+    if (new ProcessBuilder("mknod", device.toString(), "c", "1", "3").start().waitFor() == 0) {
+      outputs.add(device);
+    }
+    for (Path output : outputs) {
+      String kind = output.equals(fifo) ? "a FIFO (named pipe)" : "a character device";
+      String message =
+          "Cannot write output '" + output + "': it is " + kind + ", not a regular file";
+      CommandOutput normalize =
+          normalize(input.toString(), output.toString(), "--op", "rms_norm", "--device", "cpu");
+      CommandOutput generate =
+          CommandOutput.run(
+              "generate",
+              "--rows",
+              "5",
+              "--dim",
+              "3",
+              "--format",
+              "arrow",
+              "--output",
+              output.toString());
+      for (CommandOutput result : List.of(normalize, generate)) {
+        assertThat(result.exitCode()).isEqualTo(1);
+        assertThat(result.err().strip().lines()).hasSize(1);
+        assertThat(result.err()).endsWith(message + System.lineSeparator());
+      }
+      int type = (Integer) Files.getAttribute(output, "unix:mode") & 0170000;
+      assertThat(type).isEqualTo(output.equals(fifo) ? 0010000 : 0020000);
+    }
+    assertThat(folder)
+        .isDirectoryNotContaining(path -> path.toString().contains(".embednorm-partial-"));
+  }
+
+  @Test
   void unreadableInputFails() throws IOException {
     Path input = Files.writeString(folder.resolve("not-arrow.arrow"), "hello, world");
     Path output = folder.resolve("out.arrow");
