@@ -35,8 +35,10 @@ final class PartialFiles {
     Pattern pattern =
         Pattern.compile(
             Pattern.quote(target.getFileName().toString() + MARK) + "(\\d{1,18})(-\\d+)?");
+    String prefix = target.getFileName() + MARK;
     try (DirectoryStream<Path> siblings =
-        Files.newDirectoryStream(target.getParent(), target.getFileName() + MARK + "*")) {
+        Files.newDirectoryStream(
+            target.getParent(), sibling -> sibling.getFileName().toString().startsWith(prefix))) {
       for (Path sibling : siblings) {
         Matcher matcher = pattern.matcher(sibling.getFileName().toString());
         if (matcher.matches()

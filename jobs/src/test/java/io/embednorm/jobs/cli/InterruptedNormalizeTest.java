@@ -17,12 +17,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * {@code embednorm normalize} in a subprocess JVM, stopped while it writes a 100 MB file: SIGTERM
+ * {@code embednorm normalize} in a subprocess JVM, stopped while it writes a 50 MB file: SIGTERM
  * leaves no partial file and the previous output; SIGKILL leaves a partial file that the next run
  * removes, saying so.
  */
 class InterruptedNormalizeTest {
-  private static final int ROWS = 50_000;
+  private static final int ROWS = 25_000;
   private static final int WIDTH = 512;
 
   @TempDir Path folder;
