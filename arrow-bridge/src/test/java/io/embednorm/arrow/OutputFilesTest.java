@@ -106,9 +106,13 @@ class OutputFilesTest {
     Path output = directory.resolve("out.arrow");
     Files.writeString(output, "previous output");
     Process writer = startStoppedWrite(input, output);
-    assertThat(partialFiles()).containsExactly("out.arrow.embednorm-partial-" + writer.pid());
-    writer.destroy(); // SIGTERM
-    assertThat(writer.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    try {
+      assertThat(partialFiles()).containsExactly("out.arrow.embednorm-partial-" + writer.pid());
+      writer.destroy(); // SIGTERM
+      assertThat(writer.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      writer.destroyForcibly();
+    }
     assertThat(partialFiles()).isEmpty();
     assertThat(Files.readString(output)).isEqualTo("previous output");
   }

@@ -16,6 +16,8 @@ import org.apache.spark.sql.types.StructField;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
+import scala.Console;
+import scala.Function0;
 
 /** {@code embednorm sql "QUERY"}: Spark SQL on local[*] with embednorm's functions registered. */
 @Command(
@@ -60,7 +62,14 @@ final class SqlCommand implements Callable<Integer> {
       if (output != null) {
         OutputFolders.check(spark, output, Arrays.asList(result.inputFiles()), SaveMode.Overwrite);
       }
-      result.show(maxRows, false);
+      // show prints to Scala's Console.out, which keeps the System.out of its first use.
+      Console.withOut(
+          System.out,
+          (Function0<Object>)
+              () -> {
+                result.show(maxRows, false);
+                return null;
+              });
       if (output != null) {
         Dataset<Row> writable = outputFormat.equals("csv") ? arraysAsText(result) : result;
         writable.write().mode(SaveMode.Overwrite).format(outputFormat).save(output);

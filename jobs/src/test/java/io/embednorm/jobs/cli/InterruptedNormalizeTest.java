@@ -37,8 +37,12 @@ class InterruptedNormalizeTest {
     Files.writeString(output, "previous output");
 
     Process stopped = startWhenWriting(input, output);
-    stopped.destroy(); // SIGTERM
-    assertThat(stopped.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    try {
+      stopped.destroy(); // SIGTERM
+      assertThat(stopped.waitFor(60, TimeUnit.SECONDS)).isTrue();
+    } finally {
+      stopped.destroyForcibly();
+    }
     assertThat(partialFiles()).isEmpty();
     assertThat(Files.readString(output)).isEqualTo("previous output");
 
