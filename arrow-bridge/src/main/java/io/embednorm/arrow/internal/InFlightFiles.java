@@ -57,9 +57,12 @@ final class InFlightFiles {
     }
   }
 
-  /** Whether this process is writing {@code file}. */
-  static synchronized boolean isInFlight(Path file) {
-    return FILES.contains(file);
+  /**
+   * Deletes {@code file}, left by an earlier process of this process id, unless this process is
+   * writing it; whether it did.
+   */
+  static synchronized boolean deleteUnlessInFlight(Path file) throws IOException {
+    return !FILES.contains(file) && Files.deleteIfExists(file);
   }
 
   private static void requireRunning() throws IOException {

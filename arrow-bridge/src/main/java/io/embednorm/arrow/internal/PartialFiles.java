@@ -1,7 +1,6 @@
 package io.embednorm.arrow.internal;
 
 import java.io.IOException;
-import java.io.PrintStream;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -43,10 +42,8 @@ final class PartialFiles {
         Matcher matcher = pattern.matcher(sibling.getFileName().toString());
         if (matcher.matches()
             && Files.isRegularFile(sibling)
-            && isLeftOver(sibling, Long.parseLong(matcher.group(1)))
-            && Files.deleteIfExists(sibling)) {
-          PrintStream err = System.err;
-          err.println(
+            && deleteLeftOver(sibling, Long.parseLong(matcher.group(1)))) {
+          System.err.println(
               "embednorm: removed '"
                   + sibling
                   + "', a partial output left by an interrupted run (process "
@@ -57,10 +54,12 @@ final class PartialFiles {
     }
   }
 
-  private static boolean isLeftOver(Path file, long pid) {
+  /** Deletes {@code file} if the process {@code pid} that wrote it is gone; whether it did. */
+  private static boolean deleteLeftOver(Path file, long pid) throws IOException {
     if (pid == ProcessHandle.current().pid()) {
-      return !InFlightFiles.isInFlight(file);
+      return InFlightFiles.deleteUnlessInFlight(file);
     }
-    return ProcessHandle.of(pid).map(process -> !process.isAlive()).orElse(true);
+    boolean gone = ProcessHandle.of(pid).map(process -> !process.isAlive()).orElse(true);
+    return gone && Files.deleteIfExists(file);
   }
 }
