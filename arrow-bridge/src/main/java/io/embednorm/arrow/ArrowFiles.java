@@ -241,7 +241,9 @@ public final class ArrowFiles {
             normalizer.device(),
             normalizer.deviceReason(),
             FileNormalizationPath.RECORD_BATCH,
-            pathReason);
+            pathReason,
+            metrics.cpuFallbackCalls(),
+            metrics.cpuFallbackReason());
       }
     }
   }
