@@ -257,7 +257,9 @@ public final class ArrowFiles {
             normalizer.device(),
             normalizer.deviceReason(),
             FileNormalizationPath.RECORD_BATCH,
-            pathReason);
+            pathReason,
+            metrics.cpuFallbackCalls(),
+            metrics.cpuFallbackReason());
       }
     }
   }

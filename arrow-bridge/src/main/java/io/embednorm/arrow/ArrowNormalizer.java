@@ -7,6 +7,7 @@ import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuSettings;
 import io.embednorm.engine.Normalization;
+import io.embednorm.engine.NormalizationEngine;
 import java.util.List;
 import java.util.Objects;
 import org.apache.arrow.memory.BufferAllocator;
@@ -30,6 +31,12 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * copied through staging). Chains of normalizations ({@code l2_normalize(rms_norm(x))}) run on the
  * device without a round trip to the host between steps.
  *
+ * <p>A call that fails on the GPU runs again, whole, on the CPU engine: a chunk that runs out of
+ * device memory is first split in halves and retried on the GPU, down to a floor; a GPU fault
+ * ({@link io.embednorm.engine.GpuFaultException}), or no memory at the floor, sends the call to the
+ * CPU. Its result is then the CPU engine's, bit for bit, within docs/SEMANTICS.md's accuracy like
+ * any other; {@link NormalizationMetrics#cpuFallbackCalls()} counts such calls and says why.
+ *
  * <p>Thread-safe: several threads may normalize at once (on a GPU, up to {@link
  * Builder#gpuConcurrency} at a time; the others wait). {@link #close()} frees the engine (device
  * resources), never the allocator or any vector.
@@ -48,6 +55,7 @@ public final class ArrowNormalizer implements AutoCloseable {
   private final EngineSelection selection;
   private final long chunkByteLimit;
   private final long gpuChunkBytes;
+  private NormalizationEngine cpuFallback;
   private volatile boolean closed;
 
   ArrowNormalizer(BufferAllocator allocator, EngineSelection selection, long chunkByteLimit) {
@@ -160,8 +168,17 @@ public final class ArrowNormalizer implements AutoCloseable {
       throw new EmbedNormException(
           "Cannot normalize column '" + column.name() + "': the normalizer is closed");
     }
-    return new ChunkedNormalization(selection.engine(), steps, chunkByteLimit, gpuChunkBytes)
+    return new ChunkedNormalization(
+            selection.engine(), this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
         .normalize(column, allocator, firstRowIndex, metrics);
+  }
+
+  /** The CPU engine for calls that fail on the GPU, started on the first such call. */
+  private synchronized NormalizationEngine cpuFallback() {
+    if (cpuFallback == null) {
+      cpuFallback = Engines.cpu();
+    }
+    return cpuFallback;
   }
 
   /** The allocator results come from. */
@@ -169,12 +186,23 @@ public final class ArrowNormalizer implements AutoCloseable {
     return allocator;
   }
 
-  /** Frees the engine; the allocator and all vectors stay as they are. Idempotent. */
+  /**
+   * Frees the engine (and the CPU engine of fallbacks, if one started); the allocator and all
+   * vectors stay as they are. Idempotent.
+   */
   @Override
   public void close() {
     if (!closed) {
       closed = true;
-      selection.close();
+      try {
+        selection.close();
+      } finally {
+        synchronized (this) {
+          if (cpuFallback != null) {
+            cpuFallback.close();
+          }
+        }
+      }
     }
   }
 

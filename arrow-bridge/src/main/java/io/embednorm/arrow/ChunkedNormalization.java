@@ -1,12 +1,15 @@
 package io.embednorm.arrow;
 
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.GpuFaultException;
+import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
+import java.util.function.Supplier;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
@@ -23,19 +26,31 @@ import org.apache.arrow.vector.FieldVector;
  * null, with zeroed elements. Invalid rows are normalized along with their neighbours (their
  * results are discarded), except those whose width does not fit the weight or bias: those are left
  * out of the runs, so that a null row never raises a width error.
+ *
+ * <p>When the GPU fails (a {@link GpuFaultException}, a {@link GpuOutOfMemoryException} that
+ * splitting did not cure, or a driver error that is no {@link EmbedNormException}), the pipeline is
+ * drained and closed and the whole call runs again on the CPU engine into the same output: the
+ * result is the CPU engine's, bit for bit, and the metrics count it. Other {@link
+ * EmbedNormException}s (a weight that does not fit a row) are the caller's and propagate.
  */
 final class ChunkedNormalization {
   private final NormalizationEngine engine;
+  private final Supplier<NormalizationEngine> cpuFallback;
   private final List<Normalization> steps;
   private final long chunkByteLimit;
   private final long gpuChunkBytes;
 
+  /**
+   * @param cpuFallback the CPU engine that calls failing on the GPU run on again (not closed here)
+   */
   ChunkedNormalization(
       NormalizationEngine engine,
+      Supplier<NormalizationEngine> cpuFallback,
       List<Normalization> steps,
       long chunkByteLimit,
       long gpuChunkBytes) {
     this.engine = engine;
+    this.cpuFallback = cpuFallback;
     this.steps = List.copyOf(steps);
     this.chunkByteLimit = chunkByteLimit;
     this.gpuChunkBytes = gpuChunkBytes;
@@ -67,16 +82,14 @@ final class ChunkedNormalization {
             ? CompletableFuture.completedFuture(markValidity(input, early, output))
             : CompletableFuture.supplyAsync(() -> markValidity(input, validRows(input), output));
     try {
-      try (RunSink sink =
-          gpu
-              ? new GpuPipeline(engine, steps, input, output, firstRowIndex, metrics)
-              : new CpuRuns(engine, steps, input, output, firstRowIndex, metrics)) {
-        long chunkBytes =
-            gpu
-                ? gpuChunkBytes(gpuChunkBytes, (end - base) * input.type().byteWidth())
-                : chunkByteLimit;
-        new Runs(input, early, chunkBytes, firstRowIndex).submitAll(sink);
-        sink.finish();
+      try {
+        if (gpu) {
+          runOnGpu(input, early, output, firstRowIndex, metrics, (end - base));
+        } else {
+          runAll(
+              new CpuRuns(engine, steps, input, output, firstRowIndex, metrics),
+              new Runs(input, early, chunkByteLimit, firstRowIndex));
+        }
       } finally {
         // Never close the output while the other thread still writes its validity.
         marked.exceptionally(failure -> null).join();
@@ -88,6 +101,56 @@ final class ChunkedNormalization {
       output.close();
       throw failure;
     }
+  }
+
+  /**
+   * Runs the rows through the GPU pipeline; when the GPU fails, runs them all again on the CPU
+   * engine, once the pipeline is drained and closed (no copy still writes into the output).
+   */
+  private void runOnGpu(
+      ListColumn input,
+      boolean[] early,
+      FieldVector output,
+      long firstRowIndex,
+      NormalizationMetrics metrics,
+      long elements) {
+    long chunkBytes = gpuChunkBytes(gpuChunkBytes, elements * input.type().byteWidth());
+    try {
+      runAll(
+          new GpuPipeline(engine, steps, input, output, firstRowIndex, metrics),
+          new Runs(input, early, chunkBytes, firstRowIndex));
+    } catch (RuntimeException failure) {
+      if (!isGpuFailure(failure)) {
+        throw failure;
+      }
+      try {
+        runAll(
+            new CpuRuns(cpuFallback.get(), steps, input, output, firstRowIndex, metrics),
+            new Runs(input, early, chunkByteLimit, firstRowIndex));
+      } catch (RuntimeException | Error onCpu) {
+        onCpu.addSuppressed(failure);
+        throw onCpu;
+      }
+      metrics.addCpuFallback(input.rows(), failure);
+    }
+  }
+
+  private static void runAll(RunSink sink, Runs runs) {
+    try (sink) {
+      runs.submitAll(sink);
+      sink.finish();
+    }
+  }
+
+  /**
+   * Whether {@code failure} is the GPU's rather than the call's: a GPU fault, memory that splitting
+   * did not free, or anything outside embednorm's exceptions (a driver error the engine did not
+   * translate). The CPU engine can do the work.
+   */
+  static boolean isGpuFailure(RuntimeException failure) {
+    return failure instanceof GpuFaultException
+        || failure instanceof GpuOutOfMemoryException
+        || !(failure instanceof EmbedNormException);
   }
 
   /**

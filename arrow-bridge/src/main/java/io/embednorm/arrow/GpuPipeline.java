@@ -16,13 +16,20 @@ import org.apache.arrow.vector.FieldVector;
  * Sends runs of a column's rows through a {@link PipelineSession}: straight from the input's
  * element buffer to the device and back into the output's, by address. Both buffers are pinned for
  * the call first (nothing to do for pinned Arrow memory; registration otherwise; pageable copies
- * where neither works). A run that does not fit the device is split in halves and retried; a single
- * row that still does not fit runs on the CPU.
+ * where neither works). A run that does not fit the device is split in halves and retried, down to
+ * {@link #SPLIT_FLOOR_BYTES} or one row; a run that still does not fit throws, and the whole call
+ * runs again on the CPU engine ({@link ChunkedNormalization}).
  *
  * <p>Closing waits for every chunk in flight, then unpins: the device never writes into memory that
  * is no longer pinned or no longer the caller's.
  */
 final class GpuPipeline implements ChunkedNormalization.RunSink {
+  /**
+   * Runs at or below this size are not split further when the GPU has no memory for them: a device
+   * that cannot hold 64 KiB of rows is full, and the call goes to the CPU.
+   */
+  static final long SPLIT_FLOOR_BYTES = 64L << 10;
+
   private final NormalizationEngine engine;
   private final List<Normalization> steps;
   private final ListColumn input;
@@ -32,7 +39,6 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   private final int byteWidth;
   private final ArrowBuf inputData;
   private final ArrowBuf outputData;
-  private final FieldVector output;
   private ColumnShape shape;
   private PipelineSession session;
   private HostPin inputPin;
@@ -54,7 +60,6 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     this.byteWidth = input.type().byteWidth();
     this.inputData = input.elements().getDataBuffer();
     this.outputData = ListColumn.elementsOf(output).getDataBuffer();
-    this.output = output;
   }
 
   @Override
@@ -63,10 +68,10 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     try {
       enqueue(from, to);
     } catch (GpuOutOfMemoryException full) {
-      if (to - from == 1) {
-        runOnCpu(from, to);
-        return;
+      if (to - from == 1 || bytes(from, to) <= SPLIT_FLOOR_BYTES) {
+        throw full;
       }
+      metrics.addOutOfMemorySplit();
       int middle = from + (to - from) / 2;
       run(from, middle);
       run(middle, to);
@@ -124,7 +129,14 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     return shape;
   }
 
+  /**
+   * Pins a range, or returns null where this process has no pinned memory (an engine that copies to
+   * a device of its own without CUDA, as tests' engines do): the copies are then staged.
+   */
   private HostPin pin(long address, long bytes) {
+    if (Engines.gpuUnavailableReason() != null) {
+      return null;
+    }
     HostPin pin = Engines.hostMemory().pin(address, bytes);
     if (pin.kind() == HostPin.Kind.REGISTERED) {
       metrics.addRegistered(bytes, pin.registrationNanos());
@@ -153,19 +165,15 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   }
 
   private void count(HostPin pin, long bytes) {
-    if (pin.isPinned()) {
+    if (pin != null && pin.isPinned()) {
       metrics.addPinned(bytes);
     } else {
       metrics.addStaged(bytes);
     }
   }
 
-  /** A row too large for the GPU's free memory, on the CPU engine, straight into the output. */
-  private void runOnCpu(int from, int to) {
-    try (NormalizationEngine cpu = Engines.cpu(1)) {
-      new CpuRuns(cpu, steps, input, output, firstRowIndex, metrics).run(from, to);
-    }
-    metrics.addCpuFallbackRows(to - from);
+  private long bytes(int from, int to) {
+    return (input.boundary(to) - input.boundary(from)) * byteWidth;
   }
 
   private static void unpin(HostPin pin) {

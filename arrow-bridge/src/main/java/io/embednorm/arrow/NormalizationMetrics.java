@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -13,6 +14,10 @@ import java.util.concurrent.atomic.LongAdder;
  * for the call); <b>staged</b> bytes went through a staging copy (pageable memory, row offsets).
  * Times are summed over chunks: upload, kernel and download overlap, so their sum can exceed {@link
  * #wallNanos()}.
+ *
+ * <p>A call that fails on the GPU (a GPU fault, or no memory even for a chunk at the split floor)
+ * runs again, whole, on the CPU engine: {@link #cpuFallbackCalls()} counts those calls and {@link
+ * #cpuFallbackReason()} says why the first failed (docs/SEMANTICS.md, Devices).
  */
 public final class NormalizationMetrics {
   private final LongAdder calls = new LongAdder();
@@ -30,6 +35,9 @@ public final class NormalizationMetrics {
   private final LongAdder cpuNanos = new LongAdder();
   private final LongAdder wallNanos = new LongAdder();
   private final LongAdder cpuFallbackRows = new LongAdder();
+  private final LongAdder cpuFallbackCalls = new LongAdder();
+  private final LongAdder outOfMemorySplits = new LongAdder();
+  private final AtomicReference<String> cpuFallbackReason = new AtomicReference<>();
 
   /** Normalization calls (one per column and batch). */
   public long calls() {
@@ -101,9 +109,30 @@ public final class NormalizationMetrics {
     return wallNanos.sum();
   }
 
-  /** Rows that ran on the CPU because the GPU ran out of memory even for them alone. */
+  /** Rows of the calls that ran again on the CPU engine after failing on the GPU. */
   public long cpuFallbackRows() {
     return cpuFallbackRows.sum();
+  }
+
+  /**
+   * Calls (a column of one batch) that failed on the GPU and ran again, whole, on the CPU engine:
+   * their results are the CPU engine's.
+   */
+  public long cpuFallbackCalls() {
+    return cpuFallbackCalls.sum();
+  }
+
+  /**
+   * Why the first call counted in {@link #cpuFallbackCalls()} left the GPU (the failure's type and
+   * message), or null when none did.
+   */
+  public String cpuFallbackReason() {
+    return cpuFallbackReason.get();
+  }
+
+  /** Chunks that ran out of GPU memory and were split in halves and retried on the GPU. */
+  public long outOfMemorySplits() {
+    return outOfMemorySplits.sum();
   }
 
   /** Adds everything {@code other} counted to this instance. */
@@ -123,6 +152,11 @@ public final class NormalizationMetrics {
     cpuNanos.add(other.cpuNanos());
     wallNanos.add(other.wallNanos());
     cpuFallbackRows.add(other.cpuFallbackRows());
+    cpuFallbackCalls.add(other.cpuFallbackCalls());
+    outOfMemorySplits.add(other.outOfMemorySplits());
+    if (other.cpuFallbackReason() != null) {
+      cpuFallbackReason.compareAndSet(null, other.cpuFallbackReason());
+    }
   }
 
   void addCall(long rowCount, long wall) {
@@ -163,8 +197,15 @@ public final class NormalizationMetrics {
     cpuNanos.add(nanos);
   }
 
-  void addCpuFallbackRows(long count) {
-    cpuFallbackRows.add(count);
+  void addCpuFallback(long rowCount, RuntimeException failure) {
+    cpuFallbackCalls.increment();
+    cpuFallbackRows.add(rowCount);
+    cpuFallbackReason.compareAndSet(
+        null, failure.getClass().getSimpleName() + ": " + failure.getMessage());
+  }
+
+  void addOutOfMemorySplit() {
+    outOfMemorySplits.increment();
   }
 
   @Override
@@ -172,7 +213,7 @@ public final class NormalizationMetrics {
     return String.format(
         "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d"
             + " registration=%.3fms upload=%.3fms kernel=%.3fms download=%.3fms cpu=%.3fms"
-            + " wall=%.3fms cpuFallbackRows=%d",
+            + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d",
         calls(),
         rows(),
         chunks(),
@@ -187,6 +228,8 @@ public final class NormalizationMetrics {
         downloadNanos() / 1e6,
         cpuNanos() / 1e6,
         wallNanos() / 1e6,
-        cpuFallbackRows());
+        cpuFallbackCalls(),
+        cpuFallbackRows(),
+        outOfMemorySplits());
   }
 }

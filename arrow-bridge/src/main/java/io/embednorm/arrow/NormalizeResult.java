@@ -17,6 +17,9 @@ import java.time.Duration;
  * @param path how the file was gone through
  * @param pathReason why that way, e.g. {@code FixedSizeList<float32>(768) in 43 uncompressed record
  *     batches} or {@code the input is not in the Arrow IPC file format}
+ * @param cpuFallbackBatches batches that failed on the GPU and ran again, whole, on the CPU engine
+ *     (their rows are the CPU engine's; docs/SEMANTICS.md, Devices)
+ * @param cpuFallbackReason why the first of them left the GPU, or null when none did
  */
 public record NormalizeResult(
     long rows,
@@ -28,4 +31,34 @@ public record NormalizeResult(
     Device device,
     String deviceReason,
     FileNormalizationPath path,
-    String pathReason) {}
+    String pathReason,
+    long cpuFallbackBatches,
+    String cpuFallbackReason) {
+
+  /** A result with no batch moved from the GPU to the CPU. */
+  public NormalizeResult(
+      long rows,
+      int batches,
+      long inputBytes,
+      long outputBytes,
+      ArrowFormat inputFormat,
+      Duration elapsed,
+      Device device,
+      String deviceReason,
+      FileNormalizationPath path,
+      String pathReason) {
+    this(
+        rows,
+        batches,
+        inputBytes,
+        outputBytes,
+        inputFormat,
+        elapsed,
+        device,
+        deviceReason,
+        path,
+        pathReason,
+        0,
+        null);
+  }
+}

@@ -46,8 +46,44 @@ public final class InternalSwitches {
           "false: the CPU engine runs its SIMD loops from the first row, before they are compiled"
               + " (benchmarks)");
 
+  /**
+   * Tests: GPU call N (a chunk of a session, or a batch of the engine's {@code normalize}), counted
+   * from 1 across the process, fails with {@link GpuFaultException}; 0 never. See {@link
+   * GpuFaults}.
+   */
+  public static final InternalSwitch<Integer> FAULTS_FAIL_GPU_CALL =
+      integer(
+          "embednorm.faults.failGpuCall",
+          0,
+          "tests: GPU call N (a chunk, or a batch of normalize) fails with a GPU fault; 0 never");
+
+  /**
+   * Tests: GPU call k, counted as for {@link #FAULTS_FAIL_GPU_CALL}, and the calls after it up to
+   * {@link #FAULTS_OUT_OF_MEMORY_CHUNKS} in all, run out of GPU memory; 0 never.
+   */
+  public static final InternalSwitch<Integer> FAULTS_OUT_OF_MEMORY_AT_CHUNK =
+      integer(
+          "embednorm.faults.outOfMemoryAtChunk",
+          0,
+          "tests: GPU call k and the next (outOfMemoryChunks in all) run out of GPU memory; 0 never");
+
+  /** Tests: how many GPU calls from {@link #FAULTS_OUT_OF_MEMORY_AT_CHUNK} on run out of memory. */
+  public static final InternalSwitch<Integer> FAULTS_OUT_OF_MEMORY_CHUNKS =
+      integer(
+          "embednorm.faults.outOfMemoryChunks",
+          1,
+          "tests: how many GPU calls from outOfMemoryAtChunk on run out of GPU memory");
+
   private static final List<InternalSwitch<?>> ALL =
-      List.of(GPU_LANES, GPU_POISON_OUTPUTS, PINNED_POOL_BYTES, CPU_SIMD, CPU_WARM_UP);
+      List.of(
+          GPU_LANES,
+          GPU_POISON_OUTPUTS,
+          PINNED_POOL_BYTES,
+          CPU_SIMD,
+          CPU_WARM_UP,
+          FAULTS_FAIL_GPU_CALL,
+          FAULTS_OUT_OF_MEMORY_AT_CHUNK,
+          FAULTS_OUT_OF_MEMORY_CHUNKS);
 
   private InternalSwitches() {}
 

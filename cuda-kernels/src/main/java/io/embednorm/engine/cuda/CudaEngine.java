@@ -10,6 +10,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.GpuFaults;
 import io.embednorm.engine.GpuSettings;
 import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
@@ -20,6 +21,7 @@ import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
@@ -221,6 +223,16 @@ public final class CudaEngine implements NormalizationEngine {
     if (rows == 0 || batch.elementCount() == 0) {
       return;
     }
+    GpuFaults.beforeGpuCall("a batch of " + rows + " rows");
+    try {
+      normalizeBatch(normalization, batch);
+    } catch (CudaException failure) {
+      throw GpuSession.fault("normalize a batch of " + rows + " rows", failure);
+    }
+  }
+
+  private void normalizeBatch(Normalization normalization, RowBatch batch) {
+    int rows = batch.rows();
     ElementType type = batch.type();
     long first = batch.rowStart(0);
     int maxWidth = 0;

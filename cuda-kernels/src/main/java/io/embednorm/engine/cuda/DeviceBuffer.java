@@ -5,7 +5,7 @@ import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 
 import io.embednorm.engine.ElementType;
-import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
 import jcuda.CudaException;
 import jcuda.driver.CUdeviceptr;
@@ -28,7 +28,7 @@ final class DeviceBuffer implements AutoCloseable {
         throw new GpuOutOfMemoryException(
             "Cannot allocate " + this.bytes + " bytes of GPU memory for " + what, failure);
       }
-      throw new EmbedNormException(
+      throw new GpuFaultException(
           "Cannot allocate "
               + this.bytes
               + " bytes of GPU memory for "

@@ -7,6 +7,8 @@ import static jcuda.driver.JCudaDriver.cuMemsetD8Async;
 import io.embednorm.engine.ColumnShape;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.GpuFaultException;
+import io.embednorm.engine.GpuFaults;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import io.embednorm.engine.PipelineSession;
@@ -17,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Objects;
+import jcuda.CudaException;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
@@ -133,6 +136,22 @@ final class GpuSession implements PipelineSession {
     if (rows == 0 || elements == 0) {
       return;
     }
+    GpuFaults.beforeGpuCall("a chunk of " + rows + " rows");
+    try {
+      enqueueChunk(inputAddress, outputAddress, rows, width, offsets, elements, vectorizable);
+    } catch (CudaException failure) {
+      throw fault("enqueue a chunk of " + rows + " rows", failure);
+    }
+  }
+
+  private void enqueueChunk(
+      long inputAddress,
+      long outputAddress,
+      int rows,
+      int width,
+      int[] offsets,
+      long elements,
+      boolean vectorizable) {
     Lane lane = lanes[(int) (enqueued % lanes.length)];
     lane.await(times);
     long bytes = elements * type.byteWidth();
@@ -192,8 +211,12 @@ final class GpuSession implements PipelineSession {
   @Override
   public TransferTimes finish() {
     checkOpen();
-    for (Lane lane : lanes) {
-      lane.await(times);
+    try {
+      for (Lane lane : lanes) {
+        lane.await(times);
+      }
+    } catch (CudaException failure) {
+      throw fault("finish the chunks in flight", failure);
     }
     TransferTimes result = times.build();
     times = new TransferTimeSums();
@@ -215,9 +238,17 @@ final class GpuSession implements PipelineSession {
       for (DeviceBuffer parameter : parameters) {
         parameter.close();
       }
+    } catch (CudaException failure) {
+      throw fault("close the session", failure);
     } finally {
       engine.release(lanes);
     }
+  }
+
+  /** A driver error (a failed copy or kernel, a lost device): not retryable on the GPU. */
+  static GpuFaultException fault(String what, CudaException failure) {
+    return new GpuFaultException(
+        "Cannot " + what + " on the GPU: " + failure.getMessage(), failure);
   }
 
   /** Copies host bytes to the device piece by piece (see {@link PinnedHostMemory#pieces}). */

@@ -2,14 +2,11 @@ package io.embednorm.spark.internal;
 
 import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.arrow.NormalizationMetrics;
-import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.spark.internal.SparkArrays.ElementWidth;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.ConcurrentMap;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.ListVector;
@@ -35,12 +32,13 @@ import org.slf4j.LoggerFactory;
  * copied) is freed before {@link #normalize} returns; the result vectors stay valid until the next
  * call to {@link #normalize}, which overwrites them, or {@link #close()}. Each holds up to twice
  * the elements of the task's largest batch on the heap (Spark's vectors grow by doubling), as the
- * scan's own vectors do. When a batch fails on the GPU it runs again on the CPU engine, logged once
- * per reason; a failure there (e.g. a weight that does not fit a row) is the query's.
+ * scan's own vectors do. A batch that fails on the GPU runs again on the CPU engine inside {@link
+ * ArrowNormalizer} (docs/SEMANTICS.md, Devices); the batch result says so, and the first such batch
+ * of the task logs one warning, with the reason (later ones only count in the SQL metric {@code
+ * cpuFallbackBatches}).
  */
 public final class ColumnarNormalizer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ColumnarNormalizer.class);
-  private static final ConcurrentMap<String, Boolean> LOGGED = new ConcurrentHashMap<>();
 
   private final List<ColumnChain> chains;
   private final DeviceChoice device;
@@ -48,6 +46,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
   private final TaskContext task;
   private final BufferAllocator allocator;
   private final OnHeapColumnVector[] outputs;
+  private boolean warned;
 
   /**
    * A normalizer for one task's batches; the caller closes it (at the latest when the task
@@ -92,16 +91,12 @@ public final class ColumnarNormalizer implements AutoCloseable {
           copiedBytes += input.getBufferSize();
         }
         ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
-        FieldVector result;
-        try {
-          result = normalizer.normalize(input, chain.steps(), metrics);
-        } catch (RuntimeException failure) {
-          if (normalizer.device() != Device.GPU) {
-            throw failure;
-          }
-          logFallback(chain, failure);
+        NormalizationMetrics chainMetrics = new NormalizationMetrics();
+        FieldVector result = normalizer.normalize(input, chain.steps(), chainMetrics);
+        metrics.add(chainMetrics);
+        if (chainMetrics.cpuFallbackCalls() > 0) {
           fellBack = true;
-          result = Normalizers.cpu().normalize(input, chain.steps(), metrics);
+          warnOnce(chain, chainMetrics.cpuFallbackReason());
         }
         columns[i] = toSpark(i, chain, result, times);
       }
@@ -148,16 +143,19 @@ public final class ColumnarNormalizer implements AutoCloseable {
     }
   }
 
-  private static void logFallback(ColumnChain chain, RuntimeException failure) {
-    String message =
-        "embednorm runs a batch of "
-            + chain.functions()
-            + " on the CPU engine: the GPU failed ("
-            + failure.getMessage()
-            + ")";
-    if (LOGGED.putIfAbsent(message, Boolean.TRUE) == null) {
-      LOG.warn(message, failure);
+  /** The task's one warning about batches moved from the GPU to the CPU engine. */
+  private void warnOnce(ColumnChain chain, String reason) {
+    if (warned) {
+      return;
     }
+    warned = true;
+    LOG.warn(
+        "embednorm ran a batch of {} on the CPU engine in task {}: the GPU failed ({}); the result"
+            + " is the CPU engine's. Later batches of this task that fall back are counted in the"
+            + " SQL metric cpuFallbackBatches, not logged",
+        chain.functions(),
+        task == null ? "(none)" : task.taskAttemptId(),
+        reason);
   }
 
   /**

@@ -43,6 +43,11 @@ public final class TaskAllocators {
     return created;
   }
 
+  /** Task allocators not closed yet: those of running tasks (tests check that none is left). */
+  public static int openTaskAllocators() {
+    return BY_TASK.size();
+  }
+
   /** Bytes allocated by running tasks' allocators and the shared result allocator, for tests. */
   public static long allocatedBytes() {
     return root().getAllocatedMemory();

@@ -1,0 +1,63 @@
+package io.embednorm.arrow;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.embednorm.arrow.TestColumns.Layout;
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.InternalSwitches;
+import org.apache.arrow.memory.BufferAllocator;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+
+/**
+ * {@link GpuFallbackTest}'s cases on the CUDA engine, faulted through the same switches where it
+ * sends chunks to the device: a GPU fault, or no memory at the split floor, gives the CPU engine's
+ * bits; an out-of-memory that splitting cures gives the unfaulted GPU bits. The device memory in
+ * use returns to where it was, and no host memory stays registered. Skipped where no GPU is usable.
+ */
+@Tag("gpu")
+class GpuFallbackGpuTest extends GpuFallbackTest {
+
+  @BeforeAll
+  static void requireGpu() {
+    String why = Engines.gpuUnavailableReason();
+    assumeTrue(why == null, () -> "no usable GPU: " + why);
+  }
+
+  @Override
+  ArrowNormalizer newGpu(BufferAllocator allocator) {
+    return new ArrowNormalizer(
+        allocator,
+        Engines.select(DeviceChoice.GPU),
+        ArrowNormalizer.DEFAULT_CHUNK_BYTES,
+        CHUNK_BYTES);
+  }
+
+  /** A GPU row may come out with the CPU engine's bits: only the fallback's bits are pinned. */
+  @Override
+  boolean gpuBitsDifferFromTheCpus() {
+    return false;
+  }
+
+  @Test
+  void faultedCallsLeaveNoDeviceMemoryAndNoRegisteredHostMemory() {
+    normalizeOn(gpu, Layout.FIXED_SIZE_LIST, new NormalizationMetrics());
+    long deviceBefore = DeviceMemory.inUse();
+    NormalizationMetrics metrics = new NormalizationMetrics();
+    for (int round = 1; round <= 20; round++) {
+      set(InternalSwitches.FAULTS_FAIL_GPU_CALL, 2);
+      normalizeOn(gpu, Layout.FIXED_SIZE_LIST, metrics);
+      System.clearProperty(InternalSwitches.FAULTS_FAIL_GPU_CALL.name());
+      set(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK, 1);
+      normalizeOn(gpu, Layout.LIST, metrics);
+      System.clearProperty(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK.name());
+    }
+    assertThat(metrics.cpuFallbackCalls()).isEqualTo(20);
+    assertThat(metrics.outOfMemorySplits()).isEqualTo(20);
+    assertThat(DeviceMemory.inUse()).isEqualTo(deviceBefore);
+    assertThat(Engines.hostMemory().registeredBytes()).isZero();
+  }
+}
