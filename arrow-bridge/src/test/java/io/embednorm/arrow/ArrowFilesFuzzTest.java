@@ -50,7 +50,7 @@ import org.junit.jupiter.api.io.TempDir;
  * case of it). A failing input is saved under {@code target/fuzz-failures/}.
  */
 class ArrowFilesFuzzTest {
-  private static final int CASES = 600;
+  private static final int CASES = 400;
   private static final long TIMEOUT_SECONDS = 30;
   private static final int REPORTED_FAILURES = 10;
 
@@ -120,7 +120,6 @@ class ArrowFilesFuzzTest {
     Files.write(input, hostile.bytes());
     String where = "seed " + seed + " case " + index + " (" + hostile.description() + ")";
     List<String> problems = new ArrayList<>();
-    long allocatedBefore = root.getAllocatedMemory();
     try {
       problems.addAll(
           check(
@@ -152,10 +151,6 @@ class ArrowFilesFuzzTest {
                       allocator);
                 }
               }));
-      if (root.getAllocatedMemory() != allocatedBefore) {
-        problems.add(
-            "leaked " + (root.getAllocatedMemory() - allocatedBefore) + " bytes of Arrow memory");
-      }
     } catch (TimeoutException timeout) {
       problems.add("did not finish within " + TIMEOUT_SECONDS + " s");
       save(input, seed, index);
@@ -177,14 +172,31 @@ class ArrowFilesFuzzTest {
   /** Runs one way in and checks its outcome. */
   private List<String> check(HostileFiles.Case hostile, Path input, Path output, Run run)
       throws Exception {
+    long allocatedBefore = root.getAllocatedMemory();
     Future<NormalizeResult> future = executor.submit(() -> run.normalize(output));
-    NormalizeResult result;
     List<String> problems = new ArrayList<>();
     String way = output.getFileName() + ": ";
+    NormalizeResult result = null;
+    Throwable failure = null;
     try {
       result = future.get(TIMEOUT_SECONDS, TimeUnit.SECONDS);
     } catch (java.util.concurrent.ExecutionException failed) {
-      Throwable failure = failed.getCause();
+      failure = failed.getCause();
+    }
+    if (root.getAllocatedMemory() != allocatedBefore) {
+      problems.add(
+          way
+              + "leaked "
+              + (root.getAllocatedMemory() - allocatedBefore)
+              + " bytes of Arrow memory");
+    }
+    if (failure != null && Integer.getInteger("embednorm.fuzz.case") != null) {
+      failure.printStackTrace(System.out);
+    }
+    if (failure != null) {
+      for (Throwable suppressed : failure.getSuppressed()) {
+        problems.add(way + "suppressed " + suppressed.toString().replace('\n', ' '));
+      }
       if (!(failure instanceof EmbedNormException) || failure instanceof MappedPathUnavailable) {
         problems.add(way + "escaped " + stackTop(failure));
       } else if (failure.getMessage() == null
