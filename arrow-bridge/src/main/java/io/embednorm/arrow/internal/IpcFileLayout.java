@@ -23,6 +23,7 @@ import org.apache.arrow.flatbuf.Precision;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.flatbuf.Schema;
 import org.apache.arrow.flatbuf.Type;
+import org.apache.arrow.vector.ipc.message.ArrowFooter;
 
 /**
  * The layout of one column of an Arrow IPC file (the random-access format), read from the footer
@@ -72,6 +73,9 @@ final class IpcFileLayout {
     if (schema == null || footer.version() < MetadataVersion.V4) {
       throw new MappedPathUnavailable("the file's metadata is older than version 4");
     }
+    // The path copies the footer as it is: Arrow must be able to read all of it (schema and
+    // metadata included), as it does in the record-batch path's reader.
+    new ArrowFooter(footer);
     if (schema.endianness() != Endianness.Little) {
       throw new MappedPathUnavailable("the file is big-endian");
     }
@@ -202,12 +206,21 @@ final class IpcFileLayout {
         throw unavailable("has a damaged metadata length");
       }
       Message message = Message.getRootAsMessage(metadata.position(start));
+      RecordBatchCheck.readFields(message);
       if (message.headerType() != MessageHeader.RecordBatch) {
         throw unavailable("is not a record batch message");
       }
       RecordBatch batch = (RecordBatch) message.header(new RecordBatch());
       if (batch.compression() != null) {
         throw unavailable("is compressed");
+      }
+      // The path copies the other columns as they are: their buffers must lie in the body too.
+      String problem =
+          message.bodyLength() != block.bodyLength()
+              ? "says its body has " + message.bodyLength() + " bytes, not " + block.bodyLength()
+              : RecordBatchCheck.problem(batch, block.bodyLength());
+      if (problem != null) {
+        throw unavailable("is damaged: " + problem);
       }
       int extraBuffers = width >= 0 ? 0 : 1;
       if (batch.nodesLength() < positions.node() + 2
