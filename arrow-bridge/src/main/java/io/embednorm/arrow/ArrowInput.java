@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.BatchBuffersCheck;
 import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -23,7 +24,6 @@ import org.apache.arrow.vector.ipc.ArrowStreamReader;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.util.ValueVectorUtility;
 
 /**
  * An Arrow IPC file or stream being read, batch by batch into one root. Every failure reads "Cannot
@@ -37,7 +37,6 @@ final class ArrowInput implements AutoCloseable {
   private final ArrowReader reader;
   private final ArrowFormat format;
   private final long size;
-  private int batches;
 
   private ArrowInput(Path path, ArrowReader reader, ArrowFormat format, long size) {
     this.path = path;
@@ -92,32 +91,15 @@ final class ArrowInput implements AutoCloseable {
   }
 
   /**
-   * Loads the next batch into {@link #root()} and checks its vectors as Arrow's full validation
-   * does (buffer sizes, offsets that never decrease and stay within their values: a pass over each
-   * offsets buffer, none over values); false at the end.
+   * Loads the next batch into {@link #root()}, its buffers checked against its field nodes first
+   * ({@link BatchBuffersCheck}); false at the end.
    */
   boolean loadNextBatch() {
     try {
-      if (!reader.loadNextBatch()) {
-        return false;
-      }
+      return reader.loadNextBatch();
     } catch (IOException | RuntimeException failure) {
       throw failure(path, failure);
     }
-    try {
-      ValueVectorUtility.validateFull(reader.getVectorSchemaRoot());
-    } catch (IOException | RuntimeException failure) {
-      throw new EmbedNormException(
-          "Cannot read Arrow file '"
-              + path
-              + "': record batch "
-              + batches
-              + " is damaged: "
-              + reason(failure),
-          failure);
-    }
-    batches++;
-    return true;
   }
 
   /** The dictionaries of dictionary-encoded columns, for a writer that passes them through. */
@@ -199,7 +181,14 @@ final class ArrowInput implements AutoCloseable {
   private static List<Field> dictionaryFields(
       Map<Long, Dictionary> dictionaries, ArrowDictionaryBatch batch) {
     Dictionary dictionary = dictionaries.get(batch.getDictionaryId());
-    return dictionary == null ? List.of() : List.of(dictionary.getVector().getField());
+    if (dictionary == null) {
+      // Arrow Java would throw too, without closing the batch.
+      throw new IllegalArgumentException(
+          "it has a dictionary batch for dictionary "
+              + batch.getDictionaryId()
+              + ", not in its schema");
+    }
+    return List.of(dictionary.getVector().getField());
   }
 
   /**

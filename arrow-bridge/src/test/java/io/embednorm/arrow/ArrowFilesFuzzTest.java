@@ -105,6 +105,9 @@ class ArrowFilesFuzzTest {
       assertThat(successes.getOrDefault(FileNormalizationPath.MAPPED, 0))
           .as("cases normalized on the mapped path")
           .isPositive();
+      assertThat(successes.getOrDefault(FileNormalizationPath.RECORD_BATCH, 0))
+          .as("cases normalized on the record-batch path")
+          .isPositive();
       assertThat(errors).as("cases ending in an error").isPositive();
     }
   }
@@ -193,6 +196,9 @@ class ArrowFilesFuzzTest {
     if (failure != null && Integer.getInteger("embednorm.fuzz.case") != null) {
       failure.printStackTrace(System.out);
     }
+    if (failure != null && hostile.mustSucceed()) {
+      problems.add(way + "failed on an intact input: " + stackTop(failure));
+    }
     if (failure != null) {
       for (Throwable suppressed : failure.getSuppressed()) {
         problems.add(way + "suppressed " + suppressed.toString().replace('\n', ' '));
@@ -216,7 +222,7 @@ class ArrowFilesFuzzTest {
     successes.merge(result.path(), 1, Integer::sum);
     try {
       compare(hostile, input, output);
-    } catch (AssertionError | RuntimeException wrong) {
+    } catch (AssertionError | IOException | RuntimeException wrong) {
       problems.add(way + "wrote a wrong output on the " + result.path() + " path: " + wrong);
     }
     Files.delete(output);

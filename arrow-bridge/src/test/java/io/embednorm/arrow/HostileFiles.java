@@ -65,7 +65,14 @@ final class HostileFiles {
   }
 
   /** A generated input: the bytes, the column and op to normalize, and what was done. */
-  record Case(byte[] bytes, String column, Normalization normalization, String description) {}
+  record Case(
+      byte[] bytes,
+      String column,
+      Normalization normalization,
+      String description,
+      boolean mustSucceed) {}
+
+  private boolean damaged;
 
   private final Random random;
   private final BufferAllocator allocator;
@@ -92,7 +99,13 @@ final class HostileFiles {
       pokeOffsets(bytes, new IpcStructure(bytes, file), spec);
     }
     bytes = damage(bytes, file);
-    return new Case(bytes, COLUMN, normalization, description.toString());
+    boolean supported = spec.kind() == Kind.FIXED_FLOAT || spec.kind() == Kind.LIST_FLOAT;
+    boolean fits =
+        !normalization.hasWeight()
+            || (spec.kind() == Kind.FIXED_FLOAT
+                && (spec.width() == 0 || normalization.weight().length == spec.width()));
+    boolean mustSucceed = supported && fits && !damaged && spec.offsetPoke() == null;
+    return new Case(bytes, COLUMN, normalization, description.toString(), mustSucceed);
   }
 
   private void note(String what) {
@@ -407,6 +420,7 @@ final class HostileFiles {
     double draw = random.nextDouble();
     int damages = draw < 0.3 ? 0 : draw < 0.8 ? 1 : 2 + random.nextInt(2);
     byte[] result = bytes.clone();
+    damaged = damages > 0;
     for (int count = 0; count < damages; count++) {
       result = damageOnce(result, structure, file);
     }
@@ -416,7 +430,19 @@ final class HostileFiles {
   private byte[] damageOnce(byte[] bytes, IpcStructure structure, boolean file) {
     List<IpcStructure.Message> batches =
         structure.messages.stream().filter(IpcStructure.Message::isRecordBatch).toList();
-    switch (random.nextInt(13)) {
+    switch (random.nextInt(14)) {
+      case 13:
+        if (!batches.isEmpty()) {
+          // A consistent lie: the batch and every node claim the same huge length.
+          IpcStructure.Message batch = batches.get(random.nextInt(batches.size()));
+          long[] lengths = {Integer.MAX_VALUE - 1L, Integer.MAX_VALUE, 1L << 30, 1L << 20};
+          long length = lengths[random.nextInt(lengths.length)];
+          putLong(bytes, batch.lengthPosition(), length, "record batch length");
+          for (int node = 0; node < batch.nodeCount(); node++) {
+            putLong(bytes, batch.nodesPosition() + node * 16L, length, "node " + node + " length");
+          }
+        }
+        return bytes;
       case 0:
       case 1:
         {
