@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.BatchBuffersCheck;
 import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
@@ -11,12 +12,18 @@ import java.nio.file.FileSystemException;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.util.List;
+import java.util.Map;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.VectorSchemaRoot;
+import org.apache.arrow.vector.dictionary.Dictionary;
 import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
+import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
+import org.apache.arrow.vector.types.pojo.Field;
 
 /**
  * An Arrow IPC file or stream being read, batch by batch into one root. Every failure reads "Cannot
@@ -49,11 +56,12 @@ final class ArrowInput implements AutoCloseable {
     try {
       long size = channel.size();
       ArrowFormat format = detect(channel, size);
+      IpcMetadataCheck.check(channel, size, format);
       channel.position(0);
       ArrowReader reader =
           format == ArrowFormat.FILE
-              ? new ArrowFileReader(channel, allocator)
-              : new ArrowStreamReader(channel, allocator);
+              ? new CheckedFileReader(channel, allocator)
+              : new CheckedStreamReader(channel, allocator);
       return new ArrowInput(path, reader, format, size);
     } catch (EmbedNormException failure) {
       closeQuietly(channel);
@@ -82,7 +90,10 @@ final class ArrowInput implements AutoCloseable {
     }
   }
 
-  /** Loads the next batch into {@link #root()}; false at the end. */
+  /**
+   * Loads the next batch into {@link #root()}, its buffers checked against its field nodes first
+   * ({@link BatchBuffersCheck}); false at the end.
+   */
   boolean loadNextBatch() {
     try {
       return reader.loadNextBatch();
@@ -155,6 +166,87 @@ final class ArrowInput implements AutoCloseable {
     }
     String message = failure.getMessage();
     return message == null || message.isBlank() ? failure.getClass().getSimpleName() : message;
+  }
+
+  /** Checks a batch before Arrow loads it; closes it when it is damaged. */
+  private static void check(List<Field> fields, ArrowRecordBatch batch) {
+    try {
+      BatchBuffersCheck.check(fields, batch);
+    } catch (RuntimeException damaged) {
+      batch.close();
+      throw damaged;
+    }
+  }
+
+  private static List<Field> dictionaryFields(
+      Map<Long, Dictionary> dictionaries, ArrowDictionaryBatch batch) {
+    Dictionary dictionary = dictionaries.get(batch.getDictionaryId());
+    if (dictionary == null) {
+      // Arrow Java would throw too, without closing the batch.
+      throw new IllegalArgumentException(
+          "it has a dictionary batch for dictionary "
+              + batch.getDictionaryId()
+              + ", not in its schema");
+    }
+    return List.of(dictionary.getVector().getField());
+  }
+
+  /**
+   * A file reader that checks each batch's buffers before loading it ({@link BatchBuffersCheck}).
+   */
+  private static final class CheckedFileReader extends ArrowFileReader {
+    CheckedFileReader(FileChannel channel, BufferAllocator allocator) {
+      super(channel, allocator);
+    }
+
+    @Override
+    protected void loadRecordBatch(ArrowRecordBatch batch) {
+      check(getVectorSchemaRootUnchecked(this).getSchema().getFields(), batch);
+      super.loadRecordBatch(batch);
+    }
+
+    @Override
+    protected void loadDictionary(ArrowDictionaryBatch batch) {
+      try {
+        check(dictionaryFields(dictionaries, batch), batch.getDictionary());
+      } catch (RuntimeException damaged) {
+        batch.close();
+        throw damaged;
+      }
+      super.loadDictionary(batch);
+    }
+  }
+
+  /** A stream reader that checks each batch's buffers before loading it. */
+  private static final class CheckedStreamReader extends ArrowStreamReader {
+    CheckedStreamReader(FileChannel channel, BufferAllocator allocator) {
+      super(channel, allocator);
+    }
+
+    @Override
+    protected void loadRecordBatch(ArrowRecordBatch batch) {
+      check(getVectorSchemaRootUnchecked(this).getSchema().getFields(), batch);
+      super.loadRecordBatch(batch);
+    }
+
+    @Override
+    protected void loadDictionary(ArrowDictionaryBatch batch) {
+      try {
+        check(dictionaryFields(dictionaries, batch), batch.getDictionary());
+      } catch (RuntimeException damaged) {
+        batch.close();
+        throw damaged;
+      }
+      super.loadDictionary(batch);
+    }
+  }
+
+  private static VectorSchemaRoot getVectorSchemaRootUnchecked(ArrowReader reader) {
+    try {
+      return reader.getVectorSchemaRoot();
+    } catch (IOException failure) {
+      throw new java.io.UncheckedIOException(failure);
+    }
   }
 
   private static void closeQuietly(FileChannel channel) {

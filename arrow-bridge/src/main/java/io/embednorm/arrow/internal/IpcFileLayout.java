@@ -10,6 +10,7 @@ import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.flatbuf.Block;
 import org.apache.arrow.flatbuf.Buffer;
+import org.apache.arrow.flatbuf.DictionaryBatch;
 import org.apache.arrow.flatbuf.Endianness;
 import org.apache.arrow.flatbuf.Field;
 import org.apache.arrow.flatbuf.FieldNode;
@@ -23,6 +24,7 @@ import org.apache.arrow.flatbuf.Precision;
 import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.flatbuf.Schema;
 import org.apache.arrow.flatbuf.Type;
+import org.apache.arrow.vector.ipc.message.ArrowFooter;
 
 /**
  * The layout of one column of an Arrow IPC file (the random-access format), read from the footer
@@ -72,6 +74,10 @@ final class IpcFileLayout {
     if (schema == null || footer.version() < MetadataVersion.V4) {
       throw new MappedPathUnavailable("the file's metadata is older than version 4");
     }
+    // The path copies the footer as it is: Arrow must be able to read all of it (schema and
+    // metadata included), as it does in the record-batch path's reader.
+    List<org.apache.arrow.vector.types.pojo.Field> fields =
+        new ArrowFooter(footer).getSchema().getFields();
     if (schema.endianness() != Endianness.Little) {
       throw new MappedPathUnavailable("the file is big-endian");
     }
@@ -89,10 +95,14 @@ final class IpcFileLayout {
     List<ColumnBatch> batches = new ArrayList<>(footer.recordBatchesLength());
     long firstRow = 0;
     Block block = new Block();
+    for (int index = 0; index < footer.dictionariesLength(); index++) {
+      new BatchReader(channel, size, index, footer.dictionaries(block, index))
+          .checkDictionary(fields);
+    }
     for (int index = 0; index < footer.recordBatchesLength(); index++) {
       ColumnBatch batch =
           new BatchReader(channel, size, index, footer.recordBatches(block, index))
-              .read(positions, width, firstRow);
+              .read(fields, positions, width, firstRow);
       batches.add(batch);
       firstRow += batch.rows();
     }
@@ -158,6 +168,24 @@ final class IpcFileLayout {
         "column '" + column + "' is not a FixedSizeList or List of floating point numbers");
   }
 
+  /** The values of dictionary {@code id} as a field, or null when no field uses it. */
+  private static org.apache.arrow.vector.types.pojo.Field dictionaryField(
+      List<org.apache.arrow.vector.types.pojo.Field> fields, long id) {
+    for (org.apache.arrow.vector.types.pojo.Field field : fields) {
+      if (field.getDictionary() != null && field.getDictionary().getId() == id) {
+        return new org.apache.arrow.vector.types.pojo.Field(
+            field.getName(),
+            org.apache.arrow.vector.types.pojo.FieldType.nullable(field.getType()),
+            field.getChildren());
+      }
+      org.apache.arrow.vector.types.pojo.Field child = dictionaryField(field.getChildren(), id);
+      if (child != null) {
+        return child;
+      }
+    }
+    return null;
+  }
+
   private static boolean isMagic(ByteBuffer bytes) {
     return bytes.equals(ByteBuffer.wrap(MAGIC));
   }
@@ -187,7 +215,8 @@ final class IpcFileLayout {
       this.block = block;
     }
 
-    ColumnBatch read(FieldPositions positions, int width, long firstRow) throws IOException {
+    /** The message of this block, its metadata checked as Arrow Java reads it. */
+    private Message message() throws IOException {
       long body = block.offset() + block.metaDataLength();
       if (block.offset() < HEAD_BYTES
           || block.metaDataLength() < HEAD_BYTES
@@ -202,6 +231,46 @@ final class IpcFileLayout {
         throw unavailable("has a damaged metadata length");
       }
       Message message = Message.getRootAsMessage(metadata.position(start));
+      RecordBatchCheck.readFields(message);
+      if (message.bodyLength() != block.bodyLength()) {
+        throw unavailable(
+            "says its body has " + message.bodyLength() + " bytes, not " + block.bodyLength());
+      }
+      return message;
+    }
+
+    /**
+     * Checks a dictionary batch, which the path copies as it is, as the record-batch path's reader
+     * would.
+     */
+    void checkDictionary(List<org.apache.arrow.vector.types.pojo.Field> fields) throws IOException {
+      Message message = message();
+      DictionaryBatch dictionary =
+          message.headerType() == MessageHeader.DictionaryBatch
+              ? (DictionaryBatch) message.header(new DictionaryBatch())
+              : null;
+      RecordBatch data = dictionary == null ? null : dictionary.data();
+      org.apache.arrow.vector.types.pojo.Field field =
+          dictionary == null ? null : dictionaryField(fields, dictionary.id());
+      if (data == null || field == null) {
+        throw new MappedPathUnavailable("dictionary batch " + index + " is damaged");
+      }
+      String problem = RecordBatchCheck.problem(data, block.bodyLength());
+      if (problem != null) {
+        throw new MappedPathUnavailable("dictionary batch " + index + " is damaged: " + problem);
+      }
+      BatchBuffersCheck.check(
+          List.of(field), data, channel, block.offset() + block.metaDataLength());
+    }
+
+    ColumnBatch read(
+        List<org.apache.arrow.vector.types.pojo.Field> fields,
+        FieldPositions positions,
+        int width,
+        long firstRow)
+        throws IOException {
+      long body = block.offset() + block.metaDataLength();
+      Message message = message();
       if (message.headerType() != MessageHeader.RecordBatch) {
         throw unavailable("is not a record batch message");
       }
@@ -209,6 +278,13 @@ final class IpcFileLayout {
       if (batch.compression() != null) {
         throw unavailable("is compressed");
       }
+      // The path copies the other columns as they are: they must be as whole as the record-batch
+      // path's reader requires.
+      String problem = RecordBatchCheck.problem(batch, block.bodyLength());
+      if (problem != null) {
+        throw unavailable("is damaged: " + problem);
+      }
+      BatchBuffersCheck.check(fields, batch, channel, body);
       int extraBuffers = width >= 0 ? 0 : 1;
       if (batch.nodesLength() < positions.node() + 2
           || batch.buffersLength() < positions.buffer() + 3 + extraBuffers) {
