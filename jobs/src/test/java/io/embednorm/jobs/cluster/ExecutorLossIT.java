@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.CleanupMode;
@@ -28,13 +29,17 @@ import org.junit.jupiter.api.io.TempDir;
  * test fails.
  */
 class ExecutorLossIT {
-  private static final int FILES = 48;
-  private static final int ROWS_PER_FILE = 2_000;
+  private static final int FILES = 32;
+  private static final int ROWS_PER_FILE = 1_000;
   private static final int ROWS = FILES * ROWS_PER_FILE;
-  private static final int WIDTH = 64;
+  private static final int WIDTH = 32;
   private static final double EPS = 1e-6;
+
+  /** Tasks an executor finishes before it is killed: the schema's and at least one write. */
   private static final int TASKS_BEFORE_KILL = 2;
+
   private static final Duration JOB_TIMEOUT = Duration.ofMinutes(3);
+  private static final Pattern RUNNING_TASK = Pattern.compile("Running task ");
   private static final Pattern FINISHED_TASK = Pattern.compile("Finished task ");
   private static final Pattern LOST_EXECUTOR = Pattern.compile("Lost executor \\d+");
 
@@ -58,16 +63,10 @@ class ExecutorLossIT {
     progress("seed %d, folder %s", seed, folder);
     Path input = Files.createDirectories(folder.resolve("input"));
     Path output = folder.resolve("output");
-    for (int file = 0; file < FILES; file++) {
-      EmbeddingParquet.writeSample(
-          input.resolve(String.format(Locale.ROOT, "part-%05d.parquet", file)),
-          (long) file * ROWS_PER_FILE,
-          ROWS_PER_FILE,
-          WIDTH,
-          seed);
-    }
+    CompletableFuture<Void> written = CompletableFuture.runAsync(() -> writeInput(input, seed));
     try (StandaloneCluster cluster = StandaloneCluster.start(folder.resolve("cluster"), 2)) {
-      progress("cluster up at %s", cluster.masterUrl());
+      written.join();
+      progress("cluster up at %s, input written", cluster.masterUrl());
       Map<String, String> configuration = new java.util.HashMap<>(ONE_TASK_PER_FILE);
       configuration.put("spark.executor.memory", "1g");
       configuration.put("spark.cores.max", "2");
@@ -79,6 +78,7 @@ class ExecutorLossIT {
               List.of(
                   "--input", input.toString(), "--output", output.toString(), "--op", "rms_norm"));
       StandaloneCluster.Executor killed = killAfterFinishedTasks(cluster, driver);
+      progress("%s", cluster.cpuTimes());
       progress("killed executor %s of worker %d", killed.executorId(), killed.worker());
       Optional<Integer> exit = driver.awaitExit(JOB_TIMEOUT);
       progress("job ended: %s", exit.map(code -> "exit code " + code).orElse("still running"));
@@ -97,9 +97,21 @@ class ExecutorLossIT {
     progress("output checked");
   }
 
+  /** {@link #FILES} Parquet files of sample rows: enough tasks to lose an executor among them. */
+  private static void writeInput(Path input, long seed) {
+    for (int file = 0; file < FILES; file++) {
+      EmbeddingParquet.writeSample(
+          input.resolve(String.format(Locale.ROOT, "part-%05d.parquet", file)),
+          (long) file * ROWS_PER_FILE,
+          ROWS_PER_FILE,
+          WIDTH,
+          seed);
+    }
+  }
+
   /**
-   * Waits until an executor finished {@link #TASKS_BEFORE_KILL} tasks, then kills its JVM with
-   * SIGKILL while the job still runs.
+   * Waits until an executor finished {@link #TASKS_BEFORE_KILL} tasks and runs one more, then kills
+   * its JVM with SIGKILL while the job still runs.
    */
   private static StandaloneCluster.Executor killAfterFinishedTasks(
       StandaloneCluster cluster, LoggedProcess driver) {
@@ -107,7 +119,9 @@ class ExecutorLossIT {
     while (driver.isAlive() && System.nanoTime() < deadline) {
       for (StandaloneCluster.Executor executor : cluster.executors()) {
         String log = LoggedProcess.read(executor.log(cluster));
-        if (FINISHED_TASK.matcher(log).results().count() >= TASKS_BEFORE_KILL) {
+        long finished = FINISHED_TASK.matcher(log).results().count();
+        if (finished >= TASKS_BEFORE_KILL
+            && RUNNING_TASK.matcher(log).results().count() > finished) {
           executor.process().destroyForcibly();
           executor.process().onExit().join();
           assertThat(driver.isAlive())

@@ -81,18 +81,26 @@ public final class SparkDistribution {
   }
 
   /**
-   * The project's JVM options (conf/jvm.options): the module openings Spark 4 and Arrow need on
-   * Java 17 and the CPU engine's JIT settings.
+   * The JVM options of every JVM of a test cluster, executors included: the module openings Spark 4
+   * and Arrow need on Java 17 (conf/jvm.options), C1 alone and the serial collector. Test JVMs live
+   * for seconds on small data, where C2's compilations would cost more CPU than they save. Without
+   * the Vector API module the CPU engine runs its scalar passes and starts no SIMD warm-up thread,
+   * for the same reason.
    */
   public List<String> jvmOptions() {
-    return jvmOptions;
+    List<String> options = new ArrayList<>();
+    jvmOptions.stream()
+        .filter(option -> option.startsWith("--add-opens=") || option.startsWith("-D"))
+        .forEach(options::add);
+    options.addAll(List.of("-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC"));
+    return options;
   }
 
-  /** The command that runs {@code mainClass} on Spark's class path with the project's options. */
+  /** The command that runs {@code mainClass} on Spark's class path with {@link #jvmOptions()}. */
   public List<String> javaCommand(String heap, String mainClass, List<String> arguments) {
     List<String> command = new ArrayList<>();
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    command.addAll(jvmOptions);
+    command.addAll(jvmOptions());
     command.add("-Xmx" + heap);
     command.add("-cp");
     command.add(classPath);

@@ -155,6 +155,30 @@ public final class StandaloneCluster implements AutoCloseable {
     return tails.toString();
   }
 
+  /** The CPU time each live JVM of the cluster took so far, executors included, in one line. */
+  public String cpuTimes() {
+    StringBuilder times = new StringBuilder("CPU seconds:");
+    for (LoggedProcess process : processes) {
+      times.append(' ').append(process.name()).append(' ').append(cpuSeconds(process.handle()));
+    }
+    for (Executor executor : executors()) {
+      times
+          .append(" executor ")
+          .append(executor.executorId())
+          .append(' ')
+          .append(cpuSeconds(executor.process()));
+    }
+    return times.toString();
+  }
+
+  private static String cpuSeconds(ProcessHandle process) {
+    return process
+        .info()
+        .totalCpuDuration()
+        .map(duration -> String.format(java.util.Locale.ROOT, "%.1f", duration.toMillis() / 1e3))
+        .orElse("?");
+  }
+
   /** Kills every JVM of the cluster, the latest started first. */
   @Override
   public void close() {
@@ -199,12 +223,12 @@ public final class StandaloneCluster implements AutoCloseable {
 
   private LoggedProcess launch(String name, String heap, String mainClass, List<String> arguments) {
     Path log = folder.resolve(name.replace(' ', '-') + ".log");
+    List<String> command = new ArrayList<>(spark.javaCommand(heap, mainClass, arguments));
+    // Spark reads spark.* system properties as its configuration; the master's REST server would
+    // take the fixed port 6066.
+    command.add(command.indexOf("-cp"), "-Dspark.master.rest.enabled=false");
     LoggedProcess process =
-        LoggedProcess.start(
-            name,
-            spark.javaCommand(heap, mainClass, arguments),
-            spark.environment(directory("local")),
-            log);
+        LoggedProcess.start(name, command, spark.environment(directory("local")), log);
     processes.add(process);
     return process;
   }
