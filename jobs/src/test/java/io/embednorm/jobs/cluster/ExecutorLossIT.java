@@ -144,7 +144,7 @@ class ExecutorLossIT {
   /** Checks that the output holds every id once, each row RMS-normalized (float64 reference). */
   private static void checkOutput(Path output, long seed) {
     BitSet seen = new BitSet(ROWS);
-    List<String> failures = new ArrayList<>();
+    Failures failures = new Failures();
     long count =
         EmbeddingParquet.read(
             output,
@@ -167,9 +167,26 @@ class ExecutorLossIT {
                 }
               }
             });
-    assertThat(failures).as("seed %d: wrong rows", seed).isEmpty();
+    assertThat(failures.count)
+        .as("seed %d: wrong values or ids, the first %s", seed, failures.first)
+        .isZero();
+    assertThat(seen.cardinality())
+        .as("distinct ids, the first missing %d", seen.nextClearBit(0))
+        .isEqualTo(ROWS);
     assertThat(count).as("rows written").isEqualTo(ROWS);
-    assertThat(seen.cardinality()).as("distinct ids").isEqualTo(ROWS);
+  }
+
+  /** How many checks failed, and the first few. */
+  private static final class Failures {
+    private final List<String> first = new ArrayList<>();
+    private long count;
+
+    void add(String failure) {
+      if (first.size() < 10) {
+        first.add(failure);
+      }
+      count++;
+    }
   }
 
   /** xᵢ / √(Σx² / D + eps) in float64. */
