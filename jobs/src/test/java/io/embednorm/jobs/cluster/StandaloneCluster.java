@@ -36,20 +36,9 @@ public final class StandaloneCluster implements AutoCloseable {
   /** One worker: its JVM and the folder where it keeps its executors' logs. */
   public record Worker(LoggedProcess process, Path workDirectory) {}
 
-  /** One executor JVM, started by {@code worker}. */
+  /** One executor JVM, started by worker number {@code worker}, and its log. */
   public record Executor(
-      int worker, String applicationId, String executorId, ProcessHandle process) {
-    /** The executor's log, kept by its worker. */
-    public Path log(StandaloneCluster cluster) {
-      return cluster
-          .workers
-          .get(worker)
-          .workDirectory()
-          .resolve(applicationId)
-          .resolve(executorId)
-          .resolve("stderr");
-    }
-  }
+      int worker, String applicationId, String executorId, ProcessHandle process, Path log) {}
 
   private StandaloneCluster(Path folder, SparkDistribution spark) {
     this.folder = folder;
@@ -58,20 +47,26 @@ public final class StandaloneCluster implements AutoCloseable {
 
   /** Starts a master and {@code workerCount} workers of one core and 1 GiB each. */
   public static StandaloneCluster start(Path folder, int workerCount) {
-    return start(folder, workerCount, 1, "1g");
+    return start(folder, workerCount, 1, "1g", Map.of());
   }
 
   /**
    * Starts a master and {@code workerCount} workers offering {@code cores} cores and {@code memory}
-   * each, and waits until every worker registered.
+   * each, with {@code workerConfiguration} as the workers' Spark settings (such as {@code
+   * spark.worker.resource.gpu.amount}), and waits until every worker registered.
    */
-  public static StandaloneCluster start(Path folder, int workerCount, int cores, String memory) {
+  public static StandaloneCluster start(
+      Path folder,
+      int workerCount,
+      int cores,
+      String memory,
+      Map<String, String> workerConfiguration) {
     StandaloneCluster cluster =
         new StandaloneCluster(folder, SparkDistribution.create(folder.resolve("spark-home")));
     try {
       cluster.startMaster();
       for (int index = 0; index < workerCount; index++) {
-        cluster.startWorker(index, cores, memory);
+        cluster.startWorker(index, cores, memory, workerConfiguration);
       }
       for (Worker worker : cluster.workers) {
         cluster.await(worker.process(), Pattern.compile("Successfully registered with master"));
@@ -120,7 +115,8 @@ public final class StandaloneCluster implements AutoCloseable {
     configuration.forEach((key, value) -> submit.addAll(List.of("--conf", key + "=" + value)));
     submit.add(jar.toAbsolutePath().toString());
     submit.addAll(arguments);
-    return launch("driver " + drivers++, "1g", "org.apache.spark.deploy.SparkSubmit", submit);
+    return launch(
+        "driver " + drivers++, "1g", Map.of(), "org.apache.spark.deploy.SparkSubmit", submit);
   }
 
   /** The executor JVMs running now, found among each worker's child processes. */
@@ -192,17 +188,20 @@ public final class StandaloneCluster implements AutoCloseable {
         launch(
             "master",
             "512m",
+            Map.of(),
             "org.apache.spark.deploy.master.Master",
             List.of("--host", "127.0.0.1", "--port", "0", "--webui-port", "0"));
     masterUrl = await(master, MASTER_URL).group(1);
   }
 
-  private void startWorker(int index, int cores, String memory) {
+  private void startWorker(
+      int index, int cores, String memory, Map<String, String> workerConfiguration) {
     Path work = directory("work-" + index);
     LoggedProcess worker =
         launch(
             "worker " + index,
             "512m",
+            workerConfiguration,
             "org.apache.spark.deploy.worker.Worker",
             List.of(
                 "--host",
@@ -221,12 +220,20 @@ public final class StandaloneCluster implements AutoCloseable {
     workers.add(new Worker(worker, work));
   }
 
-  private LoggedProcess launch(String name, String heap, String mainClass, List<String> arguments) {
+  /** Starts a JVM of the cluster; Spark takes {@code configuration} from its system properties. */
+  private LoggedProcess launch(
+      String name,
+      String heap,
+      Map<String, String> configuration,
+      String mainClass,
+      List<String> arguments) {
     Path log = folder.resolve(name.replace(' ', '-') + ".log");
     List<String> command = new ArrayList<>(spark.javaCommand(heap, mainClass, arguments));
-    // Spark reads spark.* system properties as its configuration; the master's REST server would
-    // take the fixed port 6066.
-    command.add(command.indexOf("-cp"), "-Dspark.master.rest.enabled=false");
+    List<String> properties = new ArrayList<>();
+    // The master's REST server would take the fixed port 6066.
+    properties.add("-Dspark.master.rest.enabled=false");
+    configuration.forEach((key, value) -> properties.add("-D" + key + "=" + value));
+    command.addAll(command.indexOf("-cp"), properties);
     LoggedProcess process =
         LoggedProcess.start(name, command, spark.environment(directory("local")), log);
     processes.add(process);
@@ -249,7 +256,7 @@ public final class StandaloneCluster implements AutoCloseable {
                         + logTails()));
   }
 
-  private static Optional<Executor> executor(int worker, ProcessHandle process) {
+  private Optional<Executor> executor(int worker, ProcessHandle process) {
     List<String> arguments = List.of(process.info().arguments().orElse(new String[0]));
     if (!process.info().commandLine().orElse("").contains(EXECUTOR_MAIN)) {
       return Optional.empty();
@@ -259,8 +266,16 @@ public final class StandaloneCluster implements AutoCloseable {
     if (application < 0 || executor < 0) {
       return Optional.empty();
     }
-    return Optional.of(
-        new Executor(worker, arguments.get(application + 1), arguments.get(executor + 1), process));
+    String applicationId = arguments.get(application + 1);
+    String executorId = arguments.get(executor + 1);
+    Path log =
+        workers
+            .get(worker)
+            .workDirectory()
+            .resolve(applicationId)
+            .resolve(executorId)
+            .resolve("stderr");
+    return Optional.of(new Executor(worker, applicationId, executorId, process, log));
   }
 
   private Path directory(String name) {
