@@ -8,17 +8,20 @@ import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
+import io.embednorm.jobs.internal.InputFiles;
 import io.embednorm.spark.EmbedNormConfig;
 import io.embednorm.spark.EmbedNormFunctions;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.NumericType;
 import org.apache.spark.sql.types.StructField;
 
 /**
@@ -38,7 +41,7 @@ public final class NormalizeJob {
           .conf()
           .set(EmbedNormConfig.DEVICE.name(), settings.device().name().toLowerCase(Locale.ROOT));
     }
-    Dataset<Row> input = spark.read().format(settings.inputFormat()).load(settings.input());
+    Dataset<Row> input = read(spark, settings);
     checkColumn(input, settings.column());
     Dataset<Row> output =
         input.withColumn(
@@ -55,6 +58,21 @@ public final class NormalizeJob {
     double seconds = (System.nanoTime() - start) / 1e9;
     long rows = ((Number) metrics(observation).get("rows")).longValue();
     return new JobReport(rows, settings.output(), seconds, device);
+  }
+
+  /**
+   * The input, checked to exist before Spark plans (Spark's own error for a missing path is a long
+   * stack trace), in the format --input-format gives or its file names tell.
+   */
+  private static Dataset<Row> read(SparkSession spark, JobSettings settings) {
+    Configuration hadoop = spark.sparkContext().hadoopConfiguration();
+    String format = settings.inputFormat();
+    if (format == null) {
+      format = InputFiles.detectFormat(settings.input(), hadoop);
+    } else {
+      InputFiles.requireExists(settings.input(), hadoop);
+    }
+    return spark.read().format(format).load(settings.input());
   }
 
   private static Map<String, Object> metrics(Observation observation) {
@@ -93,7 +111,7 @@ public final class NormalizeJob {
                             + "': no such column; the input has columns "
                             + String.join(", ", input.columns())));
     DataType type = field.dataType();
-    if (!(type instanceof ArrayType)) {
+    if (!(type instanceof ArrayType array) || !(array.elementType() instanceof NumericType)) {
       throw new EmbedNormException(
           "Cannot normalize column '"
               + column
