@@ -11,28 +11,52 @@ import java.util.Objects;
  *
  * <p>Weight and bias are held in float64; {@link #floatWeight()} and {@link #floatBias()} give the
  * float32 copies used for float32, float16 and bfloat16 rows (as PyTorch, whose weight has the
- * input's dtype).
+ * input's dtype). Every value of both must be a finite number.
+ *
+ * <p>Messages call weight and bias by the names the caller gives with {@link
+ * #withParameterNames(String, String)} (SQL's {@code gamma} and {@code beta}, a command line's
+ * option), {@code weight} and {@code bias} by default.
  */
 public final class Normalization implements Serializable {
-  private static final long serialVersionUID = 1L;
+  private static final long serialVersionUID = 2L;
 
   private final Op op;
   private final double epsilon;
   private final double[] weight;
   private final double[] bias;
+  private final String weightName;
+  private final String biasName;
   private transient volatile float[] floatWeight;
   private transient volatile float[] floatBias;
 
-  private Normalization(Op op, double epsilon, double[] weight, double[] bias) {
+  private Normalization(
+      Op op, double epsilon, double[] weight, double[] bias, String weightName, String biasName) {
     this.op = Objects.requireNonNull(op, "op");
     this.epsilon = epsilon;
     this.weight = weight;
     this.bias = bias;
+    this.weightName = weightName;
+    this.biasName = biasName;
   }
 
   /** The op with its default epsilon, no weight and no bias. */
   public static Normalization of(Op op) {
-    return new Normalization(op, op.defaultEpsilon(), null, null);
+    return new Normalization(op, op.defaultEpsilon(), null, null, "weight", "bias");
+  }
+
+  /**
+   * A copy whose messages call the weight {@code newWeightName} and the bias {@code newBiasName},
+   * e.g. {@code gamma} and {@code beta} for SQL's {@code layer_norm}. Names do not take part in
+   * {@link #equals(Object)}.
+   */
+  public Normalization withParameterNames(String newWeightName, String newBiasName) {
+    return new Normalization(
+        op,
+        epsilon,
+        weight,
+        bias,
+        Objects.requireNonNull(newWeightName, "newWeightName"),
+        Objects.requireNonNull(newBiasName, "newBiasName"));
   }
 
   /** A copy with another epsilon; it must be finite and at least 0. */
@@ -44,23 +68,40 @@ public final class Normalization implements Serializable {
       throw new EmbedNormException(
           "Cannot configure " + op + ": eps must be a finite number >= 0, got " + newEpsilon);
     }
-    return new Normalization(op, newEpsilon, weight, bias);
+    return new Normalization(op, newEpsilon, weight, bias, weightName, biasName);
   }
 
-  /** A copy with a weight (one value per column), or without one when {@code newWeight} is null. */
+  /**
+   * A copy with a weight (one finite value per column), or without one when {@code newWeight} is
+   * null.
+   */
   public Normalization withWeight(double[] newWeight) {
     if (newWeight != null && !op.takesWeight()) {
-      throw new EmbedNormException("Cannot configure " + op + ": it takes no weight");
+      throw new EmbedNormException("Cannot configure " + op + ": it takes no " + weightName);
     }
-    return new Normalization(op, epsilon, copy(newWeight), bias);
+    return new Normalization(
+        op, epsilon, finiteCopy(weightName, newWeight), bias, weightName, biasName);
   }
 
-  /** A copy with a bias (one value per column), or without one when {@code newBias} is null. */
+  /**
+   * A copy with a bias (one finite value per column), or without one when {@code newBias} is null.
+   */
   public Normalization withBias(double[] newBias) {
     if (newBias != null && !op.takesBias()) {
-      throw new EmbedNormException("Cannot configure " + op + ": it takes no bias");
+      throw new EmbedNormException("Cannot configure " + op + ": it takes no " + biasName);
     }
-    return new Normalization(op, epsilon, weight, copy(newBias));
+    return new Normalization(
+        op, epsilon, weight, finiteCopy(biasName, newBias), weightName, biasName);
+  }
+
+  /** The name messages give the weight, {@code weight} unless set otherwise. */
+  public String weightName() {
+    return weightName;
+  }
+
+  /** The name messages give the bias, {@code bias} unless set otherwise. */
+  public String biasName() {
+    return biasName;
   }
 
   public Op op() {
@@ -90,18 +131,26 @@ public final class Normalization implements Serializable {
     return bias;
   }
 
-  /** The weight rounded to float32, or null; callers must not modify it. */
+  /**
+   * The weight rounded to float32, or null; callers must not modify it.
+   *
+   * @throws EmbedNormException when a value is beyond the float32 range
+   */
   public float[] floatWeight() {
     if (weight != null && floatWeight == null) {
-      floatWeight = toFloats(weight);
+      floatWeight = toFloats(weightName, weight);
     }
     return floatWeight;
   }
 
-  /** The bias rounded to float32, or null; callers must not modify it. */
+  /**
+   * The bias rounded to float32, or null; callers must not modify it.
+   *
+   * @throws EmbedNormException when a value is beyond the float32 range
+   */
   public float[] floatBias() {
     if (bias != null && floatBias == null) {
-      floatBias = toFloats(bias);
+      floatBias = toFloats(biasName, bias);
     }
     return floatBias;
   }
@@ -116,8 +165,8 @@ public final class Normalization implements Serializable {
     if (width == 0) {
       return;
     }
-    checkLength("weight", weight, rowIndex, width);
-    checkLength("bias", bias, rowIndex, width);
+    checkLength(weightName, weight, rowIndex, width);
+    checkLength(biasName, bias, rowIndex, width);
   }
 
   private void checkLength(String what, double[] values, long rowIndex, int width) {
@@ -173,14 +222,48 @@ public final class Normalization implements Serializable {
     return Objects.hash(op, epsilon, Arrays.hashCode(weight), Arrays.hashCode(bias));
   }
 
-  private static double[] copy(double[] values) {
-    return values == null ? null : values.clone();
+  /**
+   * A copy of {@code values}, or null; a NaN or infinite value would turn every output element it
+   * touches into NaN or infinity, so it is refused here rather than found in the results.
+   */
+  private double[] finiteCopy(String name, double[] values) {
+    if (values == null) {
+      return null;
+    }
+    double[] copy = values.clone();
+    for (int i = 0; i < copy.length; i++) {
+      if (!Double.isFinite(copy[i])) {
+        throw new EmbedNormException(
+            "Cannot configure "
+                + op
+                + ": "
+                + name
+                + " element at index "
+                + i
+                + " is "
+                + copy[i]
+                + "; it must be a finite number");
+      }
+    }
+    return copy;
   }
 
-  private static float[] toFloats(double[] values) {
+  private float[] toFloats(String name, double[] values) {
     float[] result = new float[values.length];
     for (int i = 0; i < values.length; i++) {
       result[i] = (float) values[i];
+      if (Float.isInfinite(result[i])) {
+        throw new EmbedNormException(
+            "Cannot apply "
+                + op
+                + " to float32 rows: "
+                + name
+                + " element at index "
+                + i
+                + " is "
+                + values[i]
+                + ", beyond the float32 range");
+      }
     }
     return result;
   }

@@ -34,7 +34,10 @@ public final class JobOptions {
 
   @Option(
       names = "--input-format",
-      description = "Input format: parquet, orc or json (default: the output format).")
+      description =
+          "Input format: parquet, orc, json or csv (default: from the input's file names, e.g."
+              + " .json files read as json; parquet where they tell none). Independent of"
+              + " --format.")
   String inputFormat;
 
   @Option(
@@ -50,7 +53,7 @@ public final class JobOptions {
   public JobSettings toSettings() {
     return new JobSettings(
         input,
-        inputFormat == null ? format : inputFormat,
+        inputFormat,
         output,
         format,
         column,

@@ -6,7 +6,8 @@ import java.util.Objects;
 
 /**
  * What one run of the normalize job does: read {@code inputFormat} data at {@code input}, normalize
- * {@code column} into {@code outputColumn}, write {@code outputFormat} data to {@code output}.
+ * {@code column} into {@code outputColumn}, write {@code outputFormat} data to {@code output}. A
+ * null {@code inputFormat} means: the format the input's file names tell, else parquet.
  */
 public record JobSettings(
     String input,
@@ -25,7 +26,6 @@ public record JobSettings(
     Objects.requireNonNull(normalization, "normalization");
     Objects.requireNonNull(column, "column");
     outputColumn = outputColumn == null ? column : outputColumn;
-    inputFormat = inputFormat == null ? "parquet" : inputFormat;
     outputFormat = outputFormat == null ? "parquet" : outputFormat;
     device = device == null ? DeviceChoice.AUTO : device;
     saveMode = saveMode == null ? "errorifexists" : saveMode;

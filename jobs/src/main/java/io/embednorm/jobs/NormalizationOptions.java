@@ -36,7 +36,10 @@ public final class NormalizationOptions {
 
   /** The normalization these options describe; reads the weight and bias files. */
   public Normalization normalization() {
-    Normalization normalization = Normalization.of(Op.fromName(op));
+    // Messages name the files the user gave, e.g. "weight file 'w.txt' has 3 elements but ...".
+    Normalization normalization =
+        Normalization.of(Op.fromName(op))
+            .withParameterNames(fileName("weight", weight), fileName("bias", bias));
     if (epsilon != null) {
       normalization = normalization.withEpsilon(epsilon);
     }
@@ -47,6 +50,10 @@ public final class NormalizationOptions {
       normalization = normalization.withBias(NumberFile.read(bias, "bias"));
     }
     return normalization;
+  }
+
+  private static String fileName(String what, Path file) {
+    return file == null ? what : what + " file '" + file + "'";
   }
 
   /** The device asked for. */

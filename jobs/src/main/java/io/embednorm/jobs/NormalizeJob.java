@@ -8,6 +8,7 @@ import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
+import io.embednorm.jobs.internal.InputFiles;
 import io.embednorm.jobs.internal.OutputFolders;
 import io.embednorm.spark.EmbedNormConfig;
 import io.embednorm.spark.EmbedNormFunctions;
@@ -15,12 +16,14 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.NumericType;
 import org.apache.spark.sql.types.StructField;
 
 /**
@@ -31,11 +34,13 @@ public final class NormalizeJob {
   private NormalizeJob() {}
 
   /**
-   * Runs the job; the session stays open (the caller owns it). The output is checked first ({@link
-   * OutputFolders}): it must not be, be inside or hold the input, and {@code overwrite} replaces
-   * only a previous Spark output.
+   * Runs the job; the session stays open (the caller owns it). The input and column are checked
+   * first, then the output ({@link OutputFolders}): it must not be, be inside or hold the input,
+   * and {@code overwrite} replaces only a previous Spark output.
    */
   public static JobReport run(SparkSession spark, JobSettings settings) {
+    Dataset<Row> input = read(spark, settings);
+    checkColumn(input, settings.column());
     OutputFolders.check(
         spark,
         settings.output(),
@@ -49,8 +54,6 @@ public final class NormalizeJob {
           .conf()
           .set(EmbedNormConfig.DEVICE.name(), settings.device().name().toLowerCase(Locale.ROOT));
     }
-    Dataset<Row> input = spark.read().format(settings.inputFormat()).load(settings.input());
-    checkColumn(input, settings.column());
     Dataset<Row> output =
         input.withColumn(
             settings.outputColumn(),
@@ -66,6 +69,21 @@ public final class NormalizeJob {
     double seconds = (System.nanoTime() - start) / 1e9;
     long rows = ((Number) metrics(observation).get("rows")).longValue();
     return new JobReport(rows, settings.output(), seconds, device);
+  }
+
+  /**
+   * The input, checked to exist before Spark plans (Spark's own error for a missing path is a long
+   * stack trace), in the format --input-format gives or its file names tell.
+   */
+  private static Dataset<Row> read(SparkSession spark, JobSettings settings) {
+    Configuration hadoop = spark.sparkContext().hadoopConfiguration();
+    String format = settings.inputFormat();
+    if (format == null) {
+      format = InputFiles.detectFormat(settings.input(), hadoop);
+    } else {
+      InputFiles.requireExists(settings.input(), hadoop);
+    }
+    return spark.read().format(format).load(settings.input());
   }
 
   private static Map<String, Object> metrics(Observation observation) {
@@ -104,7 +122,7 @@ public final class NormalizeJob {
                             + "': no such column; the input has columns "
                             + String.join(", ", input.columns())));
     DataType type = field.dataType();
-    if (!(type instanceof ArrayType)) {
+    if (!(type instanceof ArrayType array) || !(array.elementType() instanceof NumericType)) {
       throw new EmbedNormException(
           "Cannot normalize column '"
               + column

@@ -119,7 +119,7 @@ class EmbedNormSqlSurfaceTest {
                     .collectAsList());
     assertThat(Results.messages(failure))
         .containsPattern(
-            "Cannot apply rms_norm to (a row|row 0): weight has 4 elements but the row has 5");
+            "Cannot apply rms_norm to (a row( of partition \\d+)?|row 0): weight has 4 elements but the row has 5");
   }
 
   @Test
@@ -134,7 +134,21 @@ class EmbedNormSqlSurfaceTest {
                     .collectAsList());
     assertThat(Results.messages(failure))
         .containsPattern(
-            "Cannot apply layer_norm to (a row|row 0): bias has 3 elements but the row has 5");
+            "Cannot apply layer_norm to (a row( of partition \\d+)?|row 0): beta has 3 elements but the row has 5");
+  }
+
+  /** Issue 29, finding 7: layer_norm's gamma used to be called "weight" in this message. */
+  @Test
+  void gammaLengthMismatchCallsItGamma() {
+    Throwable failure =
+        catchThrowable(
+            () ->
+                spark
+                    .sql("SELECT layer_norm(x, 1e-5, array(1, 1, 1)) FROM " + FIVE_FLOATS)
+                    .collectAsList());
+    assertThat(Results.messages(failure))
+        .containsPattern(
+            "Cannot apply layer_norm to (a row( of partition \\d+)?|row 0): gamma has 3 elements but the row has 5");
   }
 
   @ParameterizedTest(name = "{0}")
@@ -156,6 +170,15 @@ class EmbedNormSqlSurfaceTest {
         "layer_norm(x, 1e-5, array(1, 1, 1, 1, 1), array(0, null, 0, 0, 0))"
             + "|Cannot configure layer_norm: beta has a null element at index 1",
         "l2_normalize(x, -1.0)|Cannot configure l2_normalize: eps must be a finite number >= 0",
+        "rms_norm(x, cast('NaN' AS double))"
+            + "|Cannot configure rms_norm: eps must be a finite number >= 0, got NaN",
+        "rms_norm(x, 1e-6, array(1, 1, 1, 1, cast('Infinity' AS double)))"
+            + "|Cannot configure rms_norm: weight element at index 4 is Infinity; it must be a"
+            + " finite number",
+        "layer_norm(x, 1e-5, array(1, 1, cast('NaN' AS float), 1, 1))"
+            + "|Cannot configure layer_norm: gamma element at index 2 is NaN",
+        "layer_norm(x, 1e-5, array(1, 1, 1, 1, 1), array(0, cast('-Infinity' AS double), 0, 0, 0))"
+            + "|Cannot configure layer_norm: beta element at index 1 is -Infinity",
         "rms_norm('text')|rms_norm",
       })
   void invalidCallsFailAnalysis(String call, String message) {

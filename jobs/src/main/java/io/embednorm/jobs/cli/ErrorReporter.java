@@ -1,6 +1,8 @@
 package io.embednorm.jobs.cli;
 
 import java.io.PrintWriter;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /**
@@ -10,6 +12,14 @@ import picocli.CommandLine;
 public final class ErrorReporter {
   /** Exit code of a command that failed while running. */
   public static final int FAILED = 1;
+
+  private static final Pattern PATH_NOT_FOUND =
+      Pattern.compile("\\[PATH_NOT_FOUND] Path does not exist: (.*?)\\.( SQLSTATE: \\w+)?");
+
+  private static final Pattern REFUSED_ARGUMENT =
+      Pattern.compile(
+          "\\[DATATYPE_MISMATCH[.\\w]*] .* due to data type mismatch: (Cannot .*?)\\.?"
+              + "( SQLSTATE: \\w+)?(; line \\d+ pos \\d+)?;?");
 
   private ErrorReporter() {}
 
@@ -53,6 +63,25 @@ public final class ErrorReporter {
       return failure.getClass().getSimpleName();
     }
     String line = message.strip().lines().findFirst().orElse(message);
+    return inOurWords(line);
+  }
+
+  /**
+   * Spark's messages for the mistakes users make most, in embednorm's form: a missing path ({@code
+   * [PATH_NOT_FOUND] Path does not exist: file:/x. SQLSTATE: 42K03}) and an argument embednorm's
+   * functions refuse at analysis ({@code [DATATYPE_MISMATCH...] Cannot resolve "..." due to data
+   * type mismatch: Cannot configure ...}). Matched on text: {@code normalize} runs without Spark's
+   * classes.
+   */
+  static String inOurWords(String line) {
+    Matcher missing = PATH_NOT_FOUND.matcher(line);
+    if (missing.matches()) {
+      return "Cannot read input '" + missing.group(1) + "': no such file or directory";
+    }
+    Matcher refused = REFUSED_ARGUMENT.matcher(line);
+    if (refused.matches()) {
+      return refused.group(1);
+    }
     return line;
   }
 }

@@ -12,7 +12,7 @@ import org.apache.spark.sql.SparkSession;
 /**
  * The SparkSession of the command line: {@code local[*]} with embednorm's functions registered, and
  * the settings of {@code conf/spark-defaults.conf} when bin/embednorm passes its folder in the
- * system property {@code embednorm.conf.dir}.
+ * system property {@code embednorm.conf.dir}. A failed task shows as the command's one line only.
  */
 public final class LocalSpark {
   /** The system property bin/embednorm sets to the project's conf/ folder. */
@@ -20,8 +20,13 @@ public final class LocalSpark {
 
   private LocalSpark() {}
 
-  /** Starts (or returns the running) local session; the caller stops it. */
+  /**
+   * Starts (or returns the running) local session; the caller stops it. Spark's log lines about
+   * failures the command reports anyway are dropped from then on unless {@code EMBEDNORM_DEBUG} is
+   * set (see {@link FailureLogs}).
+   */
   public static SparkSession start(String appName) {
+    FailureLogs.hide();
     SparkSession.Builder builder =
         SparkSession.builder()
             .appName(appName)

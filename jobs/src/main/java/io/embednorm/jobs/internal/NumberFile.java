@@ -6,9 +6,23 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.util.regex.Pattern;
 
-/** Reads a weight or bias file: D numbers separated by commas and/or whitespace. */
+/** Reads a weight or bias file: D finite decimal numbers separated by commas and/or whitespace. */
 public final class NumberFile {
+  /**
+   * A decimal number as people write it. Java's own parser also takes NaN, Infinity, hexadecimal
+   * and a trailing d or f, which a weight file never means to hold.
+   */
+  private static final Pattern DECIMAL =
+      Pattern.compile("[+-]?(\\d+\\.?\\d*|\\.\\d+)([eE][+-]?\\d+)?");
+
+  /**
+   * What people write for NaN and the infinities: refused as not finite rather than not numbers.
+   */
+  private static final Pattern NOT_FINITE =
+      Pattern.compile("[+-]?(nan|inf|infinity)", Pattern.CASE_INSENSITIVE);
+
   private NumberFile() {}
 
   /**
@@ -34,9 +48,16 @@ public final class NumberFile {
     }
     double[] values = new double[items.length];
     for (int i = 0; i < items.length; i++) {
-      try {
+      boolean decimal = DECIMAL.matcher(items[i]).matches();
+      if (decimal) {
         values[i] = Double.parseDouble(items[i]);
-      } catch (NumberFormatException notNumber) {
+      }
+      if (!decimal || !Double.isFinite(values[i])) {
+        // 1e400 is a decimal that overflows to infinity: not finite either.
+        String why =
+            decimal || NOT_FINITE.matcher(items[i]).matches()
+                ? "is not a finite number"
+                : "is not a number";
         throw new EmbedNormException(
             "Cannot read "
                 + what
@@ -46,8 +67,8 @@ public final class NumberFile {
                 + (i + 1)
                 + " ('"
                 + items[i]
-                + "') is not a number",
-            notNumber);
+                + "') "
+                + why);
       }
     }
     return values;

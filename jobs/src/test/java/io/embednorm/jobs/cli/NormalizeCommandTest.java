@@ -175,7 +175,36 @@ class NormalizeCommandTest {
     assertFailed(
         result,
         output,
-        "Cannot apply layer_norm to row 0: weight has 3 elements but the row has 4");
+        "Cannot apply layer_norm to row 0: weight file '"
+            + weight
+            + "' has 3 elements but the row has 4");
+  }
+
+  /** Issue 29, finding 5: 1e400, NaN and Infinity used to pass and turn outputs into inf/NaN. */
+  @Test
+  void weightFileWithNumberBeyondDoubleFails() throws IOException {
+    Path input = folder.resolve("in.arrow");
+    SampleData.writeArrow(allocator, input, 10, 4, 1);
+    Path output = folder.resolve("out.arrow");
+    for (String item : new String[] {"1e400", "NaN", "-Infinity"}) {
+      Path weight = Files.writeString(folder.resolve("w.txt"), "1, 2, " + item + ", 4");
+      CommandOutput result =
+          normalize(
+              input.toString(),
+              output.toString(),
+              "--op",
+              "rms_norm",
+              "--weight",
+              weight.toString());
+      assertFailed(
+          result,
+          output,
+          "Cannot read weight file '"
+              + weight
+              + "': item 3 ('"
+              + item
+              + "') is not a finite number");
+    }
   }
 
   @Test

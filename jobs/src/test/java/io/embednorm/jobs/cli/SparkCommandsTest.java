@@ -113,6 +113,74 @@ class SparkCommandsTest {
     assertThat(output).doesNotExist();
   }
 
+  /**
+   * Issue 29, finding 6: --input-format used to default to --format, so this job read Parquet as
+   * JSON and failed with "no such column; the input has columns _corrupt_record".
+   */
+  @Test
+  void jobWritingJsonReadsParquetInput() {
+    String input = folder.resolve("input").toString();
+    assertThat(
+            CommandOutput.run("generate", "--rows", "20", "--dim", "3", "--output", input)
+                .exitCode())
+        .isZero();
+    String output = folder.resolve("output").toString();
+    CommandOutput job =
+        CommandOutput.run(
+            "job", "--input", input, "--output", output, "--op", "softmax", "--format", "json");
+    assertThat(job.exitCode()).as(job.err()).isZero();
+    SparkSession spark = SparkSession.builder().master("local[1]").getOrCreate();
+    try {
+      List<Row> rows = spark.read().json(output).select("embedding").collectAsList();
+      assertThat(rows).hasSize(20);
+      for (Row row : rows) {
+        List<Double> y = row.getList(0);
+        assertThat(y.stream().mapToDouble(Double::doubleValue).sum())
+            .isCloseTo(1.0, org.assertj.core.data.Offset.offset(1e-6));
+      }
+    } finally {
+      spark.stop();
+    }
+  }
+
+  @Test
+  void jobReadsJsonInputByItsFileNames() {
+    String input = folder.resolve("input").toString();
+    SparkSession spark = SparkSession.builder().master("local[1]").getOrCreate();
+    try {
+      spark.sql("SELECT array(3.0D, 4.0D) AS embedding").write().json(input);
+    } finally {
+      spark.stop();
+    }
+    String output = folder.resolve("output").toString();
+    CommandOutput job =
+        CommandOutput.run("job", "--input", input, "--output", output, "--op", "l2_normalize");
+    assertThat(job.exitCode()).as(job.err()).isZero();
+    spark = SparkSession.builder().master("local[1]").getOrCreate();
+    try {
+      List<Double> y = spark.read().parquet(output).collectAsList().get(0).getList(0);
+      assertThat(y.get(0)).isCloseTo(0.6, org.assertj.core.data.Offset.offset(1e-15));
+      assertThat(y.get(1)).isCloseTo(0.8, org.assertj.core.data.Offset.offset(1e-15));
+    } finally {
+      spark.stop();
+    }
+  }
+
+  @Test
+  void sqlRefusesNonFiniteGammaInOneLine() {
+    CommandOutput result =
+        CommandOutput.run(
+            "sql",
+            "SELECT layer_norm(x, 1e-5, array(1f, 1f, float('NaN'))) FROM VALUES (array(1f, 2f,"
+                + " 3f)) AS t(x)");
+    assertThat(result.exitCode()).isEqualTo(1);
+    assertThat(result.err())
+        .isEqualTo(
+            "embednorm sql: Cannot configure layer_norm: gamma element at index 2 is NaN; it must"
+                + " be a finite number"
+                + System.lineSeparator());
+  }
+
   @Test
   void sqlPrintsTheValues() {
     CommandOutput result =

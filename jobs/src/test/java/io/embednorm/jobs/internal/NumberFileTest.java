@@ -28,6 +28,33 @@ class NumberFileTest {
   }
 
   @Test
+  void refusesNumbersThatAreNotFinite() throws IOException {
+    for (String item : new String[] {"1e400", "-1E400", "NaN", "nan", "Infinity", "-inf"}) {
+      Path file = Files.writeString(folder.resolve("w.txt"), "1 2 " + item);
+      assertThatThrownBy(() -> NumberFile.read(file, "weight"))
+          .isInstanceOf(EmbedNormException.class)
+          .hasMessage(
+              "Cannot read weight file '"
+                  + file
+                  + "': item 3 ('"
+                  + item
+                  + "') is not a finite number");
+    }
+  }
+
+  @Test
+  void refusesJavaOnlyNumberForms() throws IOException {
+    for (String item : new String[] {"1f", "2d", "0x1p3"}) {
+      Path file = Files.writeString(folder.resolve("w.txt"), item + " 1");
+      assertThatThrownBy(() -> NumberFile.read(file, "weight"))
+          .hasMessage(
+              "Cannot read weight file '" + file + "': item 1 ('" + item + "') is not a number");
+    }
+    Path decimals = Files.writeString(folder.resolve("d.txt"), "+1 .5 5. -0.0 1e-400 2E+3");
+    assertThat(NumberFile.read(decimals, "weight")).containsExactly(1, 0.5, 5, -0.0, 0, 2000);
+  }
+
+  @Test
   void rejectsEmptyAndMissingFiles() throws IOException {
     Path empty = Files.writeString(folder.resolve("empty.txt"), " \n ");
     assertThatThrownBy(() -> NumberFile.read(empty, "bias"))

@@ -76,7 +76,7 @@ public final class FunctionDocumentation {
   private static String arguments(Op op) {
     StringBuilder text = new StringBuilder("\n    Arguments:\n").append(INPUT_ARGUMENT);
     if (op.takesEpsilon()) {
-      text.append("      * eps - a constant added for numerical stability; default ")
+      text.append("      * eps - a finite constant >= 0 added for numerical stability; default ")
           .append(op.defaultEpsilon())
           .append(".\n");
     }
@@ -84,13 +84,13 @@ public final class FunctionDocumentation {
       text.append("      * ")
           .append(FunctionSignature.parameterName(op, FunctionSignature.WEIGHT))
           .append(
-              " - a constant array with one scale per element of x; default all ones. Its length"
-                  + " must equal each row's.\n");
+              " - a constant array with one finite scale per element of x; default all ones. Its"
+                  + " length must equal each row's.\n");
     }
     if (op.takesBias()) {
       text.append(
-          "      * beta - a constant array with one shift per element of x; default all zeros."
-              + " Its length must equal each row's.\n");
+          "      * beta - a constant array with one finite shift per element of x; default all"
+              + " zeros. Its length must equal each row's.\n");
     }
     return text.append("  ").toString();
   }

@@ -1,5 +1,6 @@
 package io.embednorm.spark.internal;
 
+import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -23,6 +24,8 @@ public final class FunctionSignature {
   /** Position of the bias (LayerNorm's beta), for ops that take one. */
   public static final int BIAS = 3;
 
+  private static final String BIAS_NAME = "beta";
+
   private FunctionSignature() {}
 
   /** The argument names in order, e.g. {@code [x, eps, gamma, beta]} for {@code layer_norm}. */
@@ -33,12 +36,24 @@ public final class FunctionSignature {
       names.add("eps");
     }
     if (op.takesWeight()) {
-      names.add(op == Op.LAYER_NORM ? "gamma" : "weight");
+      names.add(weightName(op));
     }
     if (op.takesBias()) {
-      names.add("beta");
+      names.add(BIAS_NAME);
     }
     return Collections.unmodifiableList(names);
+  }
+
+  /**
+   * The op without parameters yet, whose messages call the weight and bias as SQL does, e.g. {@code
+   * layer_norm: gamma has 5 elements but the row has 768}.
+   */
+  public static Normalization namedNormalization(Op op) {
+    return Normalization.of(op).withParameterNames(weightName(op), BIAS_NAME);
+  }
+
+  private static String weightName(Op op) {
+    return op == Op.LAYER_NORM ? "gamma" : "weight";
   }
 
   /** The most arguments the function accepts; the least is always 1. */

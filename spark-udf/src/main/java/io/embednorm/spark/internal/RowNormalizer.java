@@ -1,7 +1,9 @@
 package io.embednorm.spark.internal;
 
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.Normalization;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 
@@ -27,7 +29,7 @@ public final class RowNormalizer {
       return null;
     }
     int width = row.numElements();
-    normalization.checkWidth(-1, width);
+    checkWidth(normalization, width);
     float[] values = row.toFloatArray();
     if (width > 0) {
       Engines.arrayKernels().normalize(normalization, values, 0, width);
@@ -46,12 +48,43 @@ public final class RowNormalizer {
       return null;
     }
     int width = row.numElements();
-    normalization.checkWidth(-1, width);
+    checkWidth(normalization, width);
     double[] values = row.toDoubleArray();
     if (width > 0) {
       Engines.arrayKernels().normalize(normalization, values, 0, width);
     }
     return UnsafeArrayData.fromPrimitiveArray(values);
+  }
+
+  /**
+   * As {@link Normalization#checkWidth}; this path has no row numbers, but in a task the message
+   * names the partition, e.g. {@code Cannot apply layer_norm to a row of partition 3: gamma has 3
+   * elements but the row has 5}.
+   */
+  private static void checkWidth(Normalization normalization, int width) {
+    TaskContext task = width == 0 ? null : TaskContext.get();
+    if (task != null) {
+      checkLength(normalization, normalization.weightName(), normalization.weight(), width, task);
+      checkLength(normalization, normalization.biasName(), normalization.bias(), width, task);
+    }
+    normalization.checkWidth(-1, width);
+  }
+
+  private static void checkLength(
+      Normalization normalization, String name, double[] values, int width, TaskContext task) {
+    if (values != null && values.length != width) {
+      throw new EmbedNormException(
+          "Cannot apply "
+              + normalization.op()
+              + " to a row of partition "
+              + task.partitionId()
+              + ": "
+              + name
+              + " has "
+              + values.length
+              + " elements but the row has "
+              + width);
+    }
   }
 
   private static boolean hasNullElement(ArrayData row) {

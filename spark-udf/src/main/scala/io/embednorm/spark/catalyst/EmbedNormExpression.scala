@@ -126,7 +126,7 @@ case class EmbedNormExpression(
   }
 
   private def buildNormalization(): Normalization = {
-    var result = Normalization.of(op)
+    var result = FunctionSignature.namedNormalization(op)
     if (children.length > FunctionSignature.EPSILON) {
       result = result.withEpsilon(constantEpsilon())
     }
