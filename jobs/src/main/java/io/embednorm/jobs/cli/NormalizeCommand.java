@@ -83,6 +83,14 @@ final class NormalizeCommand implements Callable<Integer> {
         result.path().name().toLowerCase(Locale.ROOT).replace('_', '-'),
         result.pathReason(),
         output);
+    if (result.cpuFallbackBatches() > 0) {
+      System.err.printf(
+          Locale.ROOT,
+          "embednorm normalize: warning: %d batches failed on the GPU and ran on the CPU engine"
+              + " instead (first: %s)%n",
+          result.cpuFallbackBatches(),
+          result.cpuFallbackReason());
+    }
     return 0;
   }
 

@@ -43,11 +43,6 @@ public final class Normalizers {
                 .build());
   }
 
-  /** The CPU normalizer, for batches that the GPU could not take. */
-  public static ArrowNormalizer cpu() {
-    return forTask(DeviceChoice.CPU, 1, null);
-  }
-
   /**
    * The CUDA ordinal of the first GPU address Spark assigned to {@code task} ({@code
    * spark.task.resource.gpu.amount}), or 0 when it assigned none.
