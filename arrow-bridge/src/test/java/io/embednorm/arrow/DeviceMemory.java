@@ -9,11 +9,14 @@ import static jcuda.driver.JCudaDriver.cuMemGetInfo;
 import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 
-/** GPU 0's memory in use, as the driver reports it: leak checks compare it before and after. */
-final class DeviceMemory {
+/**
+ * GPU 0's memory in use, as the driver reports it: leak checks compare it before and after. Shared
+ * with spark-udf's tests through this module's test-jar.
+ */
+public final class DeviceMemory {
   private DeviceMemory() {}
 
-  static long inUse() {
+  public static long inUse() {
     CUdevice device = new CUdevice();
     cuDeviceGet(device, 0);
     CUcontext context = new CUcontext();

@@ -21,9 +21,10 @@ import org.apache.arrow.memory.util.MemoryUtil;
  * as the CUDA engine does, computes each chunk with the CPU engine, then flips every element's
  * lowest bit, so that its rows are told apart from the CPU engine's as a real GPU's are. Faults
  * come from the same hook as the CUDA engine's ({@link GpuFaults}, switches {@code
- * embednorm.faults.*}), so the surfaces' production fallback runs as it would on a real GPU.
+ * embednorm.faults.*}), so the surfaces' production fallback runs as it would on a real GPU. Shared
+ * with spark-udf's tests through this module's test-jar.
  */
-final class FaultingGpuEngine implements NormalizationEngine {
+public final class FaultingGpuEngine implements NormalizationEngine {
   private final NormalizationEngine cpu = Engines.cpu(1);
 
   @Override

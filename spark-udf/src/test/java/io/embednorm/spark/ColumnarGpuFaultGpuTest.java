@@ -3,23 +3,15 @@ package io.embednorm.spark;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import io.embednorm.engine.ElementType;
+import io.embednorm.arrow.DeviceMemory;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaults;
 import io.embednorm.engine.InternalSwitches;
-import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
-import io.embednorm.engine.Op;
-import io.embednorm.engine.RowBatch;
 import io.embednorm.spark.execution.EmbedNormProjectExec;
 import io.embednorm.spark.internal.TaskAllocators;
-import java.nio.ByteBuffer;
-import java.nio.ByteOrder;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Random;
-import org.apache.logging.log4j.Level;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
@@ -37,9 +29,7 @@ import org.junit.jupiter.api.Test;
  */
 @Tag("gpu")
 class ColumnarGpuFaultGpuTest {
-  private static final int BATCHES = 8;
-  private static final int BATCH_ROWS = 8;
-  private static final int WIDTH = 16;
+  private static final int BATCH_ROWS = FaultedGpuQuery.BATCH_ROWS;
 
   private static SparkSession spark;
 
@@ -82,15 +72,7 @@ class ColumnarGpuFaultGpuTest {
    */
   @Test
   void faultedBatchesRunOnTheCpuEngineCountedInTheMetricWithOneWarning() {
-    Random random = new Random(TestData.SEED);
-    List<Double[]> rows = new ArrayList<>();
-    for (int row = 0; row < BATCHES * BATCH_ROWS; row++) {
-      Double[] values = new Double[WIDTH];
-      for (int i = 0; i < WIDTH; i++) {
-        values[i] = (double) (float) (random.nextGaussian() * 2 + 0.25);
-      }
-      rows.add(values);
-    }
+    List<Double[]> rows = FaultedGpuQuery.rows(TestData.SEED);
     TestData.frame(spark, "float", rows).createOrReplaceTempView("faulted");
     spark.conf().set(EmbedNormConfig.BATCH_ROWS.name(), Integer.toString(BATCH_ROWS));
     long allocatedBefore = TaskAllocators.allocatedBytes();
@@ -99,17 +81,10 @@ class ColumnarGpuFaultGpuTest {
     System.setProperty(InternalSwitches.FAULTS_OUT_OF_MEMORY_CHUNKS.name(), "2");
     GpuFaults.reset();
 
-    Dataset<Row> result;
-    Map<Integer, List<?>> values;
-    List<String> warnings;
-    try (LogCapture log = LogCapture.of("io.embednorm", Level.WARN)) {
-      result = spark.sql("SELECT id, rms_norm(x) AS y FROM faulted");
-      values = Results.byId(result);
-      warnings = log.messages();
-    }
-
-    EmbedNormProjectExec operator =
-        Results.find(result.queryExecution().executedPlan(), EmbedNormProjectExec.class);
+    FaultedGpuQuery.Outcome outcome = FaultedGpuQuery.query(spark, "faulted");
+    EmbedNormProjectExec operator = outcome.operator();
+    Map<Integer, List<?>> values = outcome.values();
+    List<String> warnings = outcome.warnings();
     assertThat(operator.metrics().get("cpuFallbackBatches").get().value()).isEqualTo(3);
     assertThat(operator.metrics().get("numGpuChunks").get().value()).isEqualTo(5);
     assertThat(warnings).hasSize(1);
@@ -128,7 +103,7 @@ class ColumnarGpuFaultGpuTest {
         if (batch == 2 || batch == 4 || batch == 5) {
           assertThat(bits(values.get(id)))
               .as(context + ": the CPU engine's bits")
-              .isEqualTo(onCpu(cpu, rows.get(id)));
+              .isEqualTo(FaultedGpuQuery.onCpu(cpu, rows.get(id)));
         }
       }
     }
@@ -170,23 +145,6 @@ class ColumnarGpuFaultGpuTest {
     int[] bits = new int[row.size()];
     for (int i = 0; i < bits.length; i++) {
       bits[i] = Float.floatToRawIntBits(((Number) row.get(i)).floatValue());
-    }
-    return bits;
-  }
-
-  private static int[] onCpu(NormalizationEngine cpu, Double[] row) {
-    ByteBuffer input = ByteBuffer.allocate(row.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-    ByteBuffer output =
-        ByteBuffer.allocate(row.length * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-    for (int i = 0; i < row.length; i++) {
-      input.putFloat(i * Float.BYTES, (float) (double) row[i]);
-    }
-    cpu.normalize(
-        Normalization.of(Op.RMS_NORM),
-        RowBatch.fixedWidth(ElementType.FLOAT32, 1, row.length, input, output));
-    int[] bits = new int[row.length];
-    for (int i = 0; i < bits.length; i++) {
-      bits[i] = output.getInt(i * Float.BYTES);
     }
     return bits;
   }

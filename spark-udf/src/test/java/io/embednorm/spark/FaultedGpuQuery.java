@@ -50,26 +50,12 @@ public final class FaultedGpuQuery {
             .config(EmbedNormConfig.DEVICE.name(), "gpu")
             .config(EmbedNormConfig.BATCH_ROWS.name(), Integer.toString(BATCH_ROWS))
             .getOrCreate();
-    Random random = new Random(seed);
-    List<Double[]> rows = new ArrayList<>();
-    for (int row = 0; row < BATCHES * BATCH_ROWS; row++) {
-      Double[] values = new Double[WIDTH];
-      for (int i = 0; i < WIDTH; i++) {
-        values[i] = (double) (float) (random.nextGaussian() * 2 + 0.25);
-      }
-      rows.add(values);
-    }
+    List<Double[]> rows = rows(seed);
     TestData.frame(spark, "float", rows).createOrReplaceTempView("embeddings");
-    Dataset<Row> result;
-    Map<Integer, List<?>> values;
-    List<String> warnings;
-    try (LogCapture log = LogCapture.of("io.embednorm", Level.WARN)) {
-      result = spark.sql("SELECT id, rms_norm(x) AS y FROM embeddings");
-      values = Results.byId(result);
-      warnings = log.messages();
-    }
-    EmbedNormProjectExec operator =
-        Results.find(result.queryExecution().executedPlan(), EmbedNormProjectExec.class);
+    Outcome outcome = query(spark, "embeddings");
+    EmbedNormProjectExec operator = outcome.operator();
+    Map<Integer, List<?>> values = outcome.values();
+    List<String> warnings = outcome.warnings();
     TreeSet<Integer> cpuBatches = new TreeSet<>();
     TreeSet<Integer> otherBatches = new TreeSet<>();
     int offReference = 0;
@@ -122,7 +108,41 @@ public final class FaultedGpuQuery {
     System.exit(0);
   }
 
-  private static int[] onCpu(NormalizationEngine cpu, Double[] row) {
+  /** What one query gave: its operator, its rows by id and the warnings embednorm logged. */
+  record Outcome(
+      EmbedNormProjectExec operator, Map<Integer, List<?>> values, List<String> warnings) {}
+
+  /** Runs rms_norm over {@code view}'s column {@code x}, capturing embednorm's warnings. */
+  static Outcome query(SparkSession spark, String view) {
+    Dataset<Row> result;
+    Map<Integer, List<?>> values;
+    List<String> warnings;
+    try (LogCapture log = LogCapture.of("io.embednorm", Level.WARN)) {
+      result = spark.sql("SELECT id, rms_norm(x) AS y FROM " + view);
+      values = Results.byId(result);
+      warnings = log.messages();
+    }
+    EmbedNormProjectExec operator =
+        Results.find(result.queryExecution().executedPlan(), EmbedNormProjectExec.class);
+    return new Outcome(operator, values, warnings);
+  }
+
+  /** {@link #BATCHES} batches of float rows of {@link #WIDTH} elements from {@code seed}. */
+  static List<Double[]> rows(long seed) {
+    Random random = new Random(seed);
+    List<Double[]> rows = new ArrayList<>();
+    for (int row = 0; row < BATCHES * BATCH_ROWS; row++) {
+      Double[] values = new Double[WIDTH];
+      for (int i = 0; i < WIDTH; i++) {
+        values[i] = (double) (float) (random.nextGaussian() * 2 + 0.25);
+      }
+      rows.add(values);
+    }
+    return rows;
+  }
+
+  /** The bits of one row's rms_norm by the CPU engine. */
+  static int[] onCpu(NormalizationEngine cpu, Double[] row) {
     ByteBuffer input = ByteBuffer.allocate(WIDTH * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
     ByteBuffer output = ByteBuffer.allocate(WIDTH * Float.BYTES).order(ByteOrder.LITTLE_ENDIAN);
     for (int i = 0; i < WIDTH; i++) {
