@@ -15,7 +15,6 @@ import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
-import java.lang.management.ManagementFactory;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -23,7 +22,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -149,18 +147,9 @@ class OutputFilesTest {
 
   /** Starts {@link StoppedWriteMain} and waits until it is in the middle of writing. */
   private static Process startStoppedWrite(Path input, Path output) throws IOException {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(argument -> argument.startsWith("--add-"))
-        .forEach(command::add);
-    command.addAll(
-        List.of(
-            "-cp",
-            System.getProperty("java.class.path"),
-            StoppedWriteMain.class.getName(),
-            input.toString(),
-            output.toString()));
+    List<String> command =
+        Subprocesses.javaCommand(
+            StoppedWriteMain.class.getName(), List.of(input.toString(), output.toString()));
     Process process = new ProcessBuilder(command).redirectErrorStream(true).start();
     BufferedReader lines =
         new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8));
@@ -205,12 +194,7 @@ class OutputFilesTest {
   }
 
   private List<String> partialFiles() throws IOException {
-    try (Stream<Path> entries = Files.list(directory)) {
-      return entries
-          .map(entry -> entry.getFileName().toString())
-          .filter(name -> name.contains(".embednorm-partial-"))
-          .toList();
-    }
+    return Subprocesses.partialFiles(directory);
   }
 
   private static final int FIFO = 0010000;

@@ -2,15 +2,13 @@ package io.embednorm.jobs.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.embednorm.arrow.Subprocesses;
 import io.embednorm.jobs.internal.SampleData;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import java.util.stream.Stream;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.junit.jupiter.api.Test;
@@ -78,24 +76,18 @@ class InterruptedNormalizeTest {
 
   /** Starts the command in a JVM of its own and returns once its partial output exists. */
   private Process startWhenWriting(Path input, Path output) throws Exception {
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
-    ManagementFactory.getRuntimeMXBean().getInputArguments().stream()
-        .filter(argument -> argument.startsWith("--add-"))
-        .forEach(command::add);
-    command.addAll(
-        List.of(
-            "-cp",
-            System.getProperty("java.class.path"),
+    List<String> command =
+        Subprocesses.javaCommand(
             "io.embednorm.jobs.cli.NormalizeCommand",
-            "--input",
-            input.toString(),
-            "--output",
-            output.toString(),
-            "--op",
-            "rms_norm",
-            "--device",
-            "cpu"));
+            List.of(
+                "--input",
+                input.toString(),
+                "--output",
+                output.toString(),
+                "--op",
+                "rms_norm",
+                "--device",
+                "cpu"));
     Process process =
         new ProcessBuilder(command)
             .redirectOutput(ProcessBuilder.Redirect.DISCARD)
@@ -117,11 +109,6 @@ class InterruptedNormalizeTest {
   }
 
   private List<String> partialFiles() throws IOException {
-    try (Stream<Path> entries = Files.list(folder)) {
-      return entries
-          .map(entry -> entry.getFileName().toString())
-          .filter(name -> name.contains(".embednorm-partial-"))
-          .toList();
-    }
+    return Subprocesses.partialFiles(folder);
   }
 }
