@@ -105,7 +105,9 @@ public final class ArrowFiles {
           selection.device(),
           selection.reason(),
           FileNormalizationPath.MAPPED,
-          plan.description());
+          plan.description(),
+          0, // the mapped path runs on the CPU: no batch falls back
+          null);
     } catch (IOException failure) {
       throw ArrowOutputFile.failure(job.output(), failure);
     }

@@ -201,18 +201,13 @@ final class ArrowInput implements AutoCloseable {
 
     @Override
     protected void loadRecordBatch(ArrowRecordBatch batch) {
-      check(getVectorSchemaRootUnchecked(this).getSchema().getFields(), batch);
+      checkRecordBatch(this, batch);
       super.loadRecordBatch(batch);
     }
 
     @Override
     protected void loadDictionary(ArrowDictionaryBatch batch) {
-      try {
-        check(dictionaryFields(dictionaries, batch), batch.getDictionary());
-      } catch (RuntimeException damaged) {
-        batch.close();
-        throw damaged;
-      }
+      checkDictionary(dictionaries, batch);
       super.loadDictionary(batch);
     }
   }
@@ -225,19 +220,30 @@ final class ArrowInput implements AutoCloseable {
 
     @Override
     protected void loadRecordBatch(ArrowRecordBatch batch) {
-      check(getVectorSchemaRootUnchecked(this).getSchema().getFields(), batch);
+      checkRecordBatch(this, batch);
       super.loadRecordBatch(batch);
     }
 
     @Override
     protected void loadDictionary(ArrowDictionaryBatch batch) {
-      try {
-        check(dictionaryFields(dictionaries, batch), batch.getDictionary());
-      } catch (RuntimeException damaged) {
-        batch.close();
-        throw damaged;
-      }
+      checkDictionary(dictionaries, batch);
       super.loadDictionary(batch);
+    }
+  }
+
+  /** Checks a record batch against the reader's schema; closes it when it is damaged. */
+  private static void checkRecordBatch(ArrowReader reader, ArrowRecordBatch batch) {
+    check(getVectorSchemaRootUnchecked(reader).getSchema().getFields(), batch);
+  }
+
+  /** Checks a dictionary batch against its dictionary's field; closes it when it is damaged. */
+  private static void checkDictionary(
+      Map<Long, Dictionary> dictionaries, ArrowDictionaryBatch batch) {
+    try {
+      check(dictionaryFields(dictionaries, batch), batch.getDictionary());
+    } catch (RuntimeException damaged) {
+      batch.close();
+      throw damaged;
     }
   }
 

@@ -33,32 +33,4 @@ public record NormalizeResult(
     FileNormalizationPath path,
     String pathReason,
     long cpuFallbackBatches,
-    String cpuFallbackReason) {
-
-  /** A result with no batch moved from the GPU to the CPU. */
-  public NormalizeResult(
-      long rows,
-      int batches,
-      long inputBytes,
-      long outputBytes,
-      ArrowFormat inputFormat,
-      Duration elapsed,
-      Device device,
-      String deviceReason,
-      FileNormalizationPath path,
-      String pathReason) {
-    this(
-        rows,
-        batches,
-        inputBytes,
-        outputBytes,
-        inputFormat,
-        elapsed,
-        device,
-        deviceReason,
-        path,
-        pathReason,
-        0,
-        null);
-  }
-}
+    String cpuFallbackReason) {}
