@@ -42,22 +42,32 @@ class GpuFallbackGpuTest extends GpuFallbackTest {
     return false;
   }
 
+  /**
+   * The first faulted round of each kind may grow what the engine keeps for reuse (buffers of a
+   * size it had not needed yet), so the baseline is taken after one; a leak shows as growth over
+   * the next twenty.
+   */
   @Test
   void faultedCallsLeaveNoDeviceMemoryAndNoRegisteredHostMemory() {
-    normalizeOn(gpu, Layout.FIXED_SIZE_LIST, new NormalizationMetrics());
+    faultedRound(new NormalizationMetrics());
     long deviceBefore = DeviceMemory.inUse();
     NormalizationMetrics metrics = new NormalizationMetrics();
     for (int round = 1; round <= 20; round++) {
-      set(InternalSwitches.FAULTS_FAIL_GPU_CALL, 2);
-      normalizeOn(gpu, Layout.FIXED_SIZE_LIST, metrics);
-      System.clearProperty(InternalSwitches.FAULTS_FAIL_GPU_CALL.name());
-      set(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK, 1);
-      normalizeOn(gpu, Layout.LIST, metrics);
-      System.clearProperty(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK.name());
+      faultedRound(metrics);
     }
     assertThat(metrics.cpuFallbackCalls()).isEqualTo(20);
     assertThat(metrics.outOfMemorySplits()).isEqualTo(20);
     assertThat(DeviceMemory.inUse()).isEqualTo(deviceBefore);
     assertThat(Engines.hostMemory().registeredBytes()).isZero();
+  }
+
+  /** One GPU fault on a fixed-size list column and one cured out-of-memory on a list column. */
+  private void faultedRound(NormalizationMetrics metrics) {
+    set(InternalSwitches.FAULTS_FAIL_GPU_CALL, 2);
+    normalizeOn(gpu, Layout.FIXED_SIZE_LIST, metrics);
+    System.clearProperty(InternalSwitches.FAULTS_FAIL_GPU_CALL.name());
+    set(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK, 1);
+    normalizeOn(gpu, Layout.LIST, metrics);
+    System.clearProperty(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK.name());
   }
 }

@@ -165,7 +165,7 @@ class MappedPathFallbackTest {
   }
 
   @Test
-  void failureToMoveTheOutputIntoPlaceLeavesNoTemporaryFile() throws IOException {
+  void anOutputThatIsADirectoryIsRefusedBeforeAnyWrite() throws IOException {
     Path input = directory.resolve("in.arrow");
     TestFiles.write(allocator, input, shape(LIST), new Random(SEED), ArrowFormat.FILE);
     Path output = Files.createDirectory(directory.resolve("out.arrow"));
@@ -175,7 +175,7 @@ class MappedPathFallbackTest {
                 ArrowFiles.normalizeFile(
                     input, output, "embedding", RMS, DeviceChoice.CPU, rows -> {}))
         .isInstanceOf(EmbedNormException.class)
-        .hasMessageStartingWith("Cannot write Arrow file '" + output + "': ");
+        .hasMessage("Cannot write output '" + output + "': it is a directory, not a regular file");
     assertThat(Files.readString(output.resolve("keep.txt"))).isEqualTo("kept");
     assertThat(TestFiles.files(directory)).containsExactly("in.arrow");
   }
