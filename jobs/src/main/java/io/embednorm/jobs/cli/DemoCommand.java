@@ -26,6 +26,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "demo",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionLines.class,
     description =
         "Generates sample embeddings, normalizes them with Spark on local[*], checks and"
             + " summarizes.")

@@ -6,7 +6,7 @@ import picocli.CommandLine.Command;
 @Command(
     name = "embednorm",
     mixinStandardHelpOptions = true,
-    version = "embednorm 0.1.0",
+    versionProvider = VersionLines.class,
     description =
         "Normalizes embedding columns: rms_norm, layer_norm, softmax, log_softmax, l2_normalize.",
     subcommands = {

@@ -16,6 +16,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "generate",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionLines.class,
     description = "Writes sample embeddings: columns id bigint and embedding array<float>.")
 final class GenerateCommand implements Callable<Integer> {
   @Option(names = "--rows", required = true, description = "Number of rows.")

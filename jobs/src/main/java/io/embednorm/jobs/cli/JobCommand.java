@@ -15,6 +15,7 @@ import picocli.CommandLine.Mixin;
 @Command(
     name = "job",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionLines.class,
     description = "Runs the spark-submit normalize job locally on local[*].")
 final class JobCommand implements Callable<Integer> {
   @Mixin JobOptions options;

@@ -18,6 +18,7 @@ import picocli.CommandLine.Option;
 @Command(
     name = "normalize",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionLines.class,
     description =
         "Normalizes one column of an Arrow IPC file into a new Arrow IPC file; other columns pass"
             + " through.")

@@ -23,6 +23,7 @@ import scala.Function0;
 @Command(
     name = "sql",
     mixinStandardHelpOptions = true,
+    versionProvider = VersionLines.class,
     description =
         "Runs a Spark SQL query on local[*] with embednorm's functions; prints the result.")
 final class SqlCommand implements Callable<Integer> {
