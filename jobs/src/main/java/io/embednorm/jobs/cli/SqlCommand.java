@@ -4,6 +4,7 @@ import io.embednorm.engine.EmbedNormException;
 import io.embednorm.jobs.internal.LocalSpark;
 import io.embednorm.jobs.internal.OutputFolders;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.Callable;
 import org.apache.spark.sql.Column;
@@ -12,6 +13,7 @@ import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.ArrayType;
+import org.apache.spark.sql.types.StringType;
 import org.apache.spark.sql.types.StructField;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -63,14 +65,18 @@ final class SqlCommand implements Callable<Integer> {
       if (output != null) {
         OutputFolders.check(spark, output, Arrays.asList(result.inputFiles()), SaveMode.Overwrite);
       }
-      // show prints to Scala's Console.out, which keeps the System.out of its first use.
-      Console.withOut(
-          System.out,
-          (Function0<Object>)
-              () -> {
-                result.show(maxRows, false);
-                return null;
-              });
+      if (isOneTextColumn(result)) {
+        printLines(result);
+      } else {
+        // show prints to Scala's Console.out, which keeps the System.out of its first use.
+        Console.withOut(
+            System.out,
+            (Function0<Object>)
+                () -> {
+                  result.show(maxRows, false);
+                  return null;
+                });
+      }
       if (output != null) {
         Dataset<Row> writable = outputFormat.equals("csv") ? arraysAsText(result) : result;
         writable.write().mode(SaveMode.Overwrite).format(outputFormat).save(output);
@@ -80,6 +86,25 @@ final class SqlCommand implements Callable<Integer> {
       spark.stop();
     }
     return 0;
+  }
+
+  /**
+   * One string column (DESCRIBE FUNCTION, EXPLAIN, SHOW ...) prints as plain lines: a table would
+   * escape the text's line breaks as {@code \n} and pad every row to the longest.
+   */
+  private static boolean isOneTextColumn(Dataset<Row> result) {
+    StructField[] fields = result.schema().fields();
+    return fields.length == 1 && fields[0].dataType() instanceof StringType;
+  }
+
+  private void printLines(Dataset<Row> result) {
+    List<Row> rows = result.takeAsList(maxRows + 1);
+    for (Row row : rows.subList(0, Math.min(maxRows, rows.size()))) {
+      System.out.println(row.isNullAt(0) ? "NULL" : row.getString(0));
+    }
+    if (rows.size() > maxRows) {
+      System.out.println("(only the first " + maxRows + " rows; --max-rows prints more)");
+    }
   }
 
   /** CSV holds no arrays: write them as their text, e.g. {@code [0.6, 0.8]}. */

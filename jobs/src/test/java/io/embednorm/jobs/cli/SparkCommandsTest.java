@@ -201,6 +201,19 @@ class SparkCommandsTest {
     }
   }
 
+  /** One text column prints as lines, its line breaks as line breaks, not a table of {@code \n}. */
+  @Test
+  void sqlPrintsOneTextColumnAsLines() {
+    CommandOutput result = CommandOutput.run("sql", "DESCRIBE FUNCTION EXTENDED rms_norm");
+    assertThat(result.exitCode()).as(result.err()).isZero();
+    assertThat(result.out()).doesNotContain("\\n").doesNotContain("+---");
+    assertThat(result.out().lines().toList())
+        .as(result.out())
+        .contains("Function: rms_norm")
+        .anySatisfy(line -> assertThat(line).startsWith("Usage:"))
+        .hasSizeGreaterThan(6);
+  }
+
   @Test
   void demoRunsAndChecksItsOutput() {
     CommandOutput result =
