@@ -10,6 +10,7 @@ import io.embednorm.jobs.NormalizeJob;
 import io.embednorm.jobs.internal.LocalSpark;
 import io.embednorm.jobs.internal.OutputCheck;
 import io.embednorm.jobs.internal.SampleData;
+import io.embednorm.jobs.internal.TemporaryFolder;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,6 +32,8 @@ import picocli.CommandLine.Option;
         "Generates sample embeddings, normalizes them with Spark on local[*], checks and"
             + " summarizes.")
 final class DemoCommand implements Callable<Integer> {
+  private static final String TEMPORARY_PREFIX = "embednorm-demo-";
+
   @Option(
       names = "--rows",
       defaultValue = "100000",
@@ -57,8 +60,15 @@ final class DemoCommand implements Callable<Integer> {
 
   @Option(
       names = "--workdir",
-      description = "Folder for the input and output (default: a new temporary folder).")
+      description =
+          "Folder for the input and output, kept (default: a new temporary folder, deleted at the"
+              + " end).")
   Path workdir;
+
+  @Option(
+      names = "--keep",
+      description = "Keep the temporary folder with the input and output (its path is printed).")
+  boolean keep;
 
   @Override
   public Integer call() throws IOException {
@@ -70,7 +80,24 @@ final class DemoCommand implements Callable<Integer> {
               + width);
     }
     Normalization normalization = Normalization.of(Op.fromName(op));
-    Path folder = workdir != null ? workdir : Files.createTempDirectory("embednorm-demo-");
+    // About 4 bytes a value on disk, twice (input and output): 200 MB at the default size, so a
+    // temporary folder goes away at the end, on failure and on SIGTERM unless --keep is given.
+    TemporaryFolder temporary =
+        workdir == null && !keep ? TemporaryFolder.create(TEMPORARY_PREFIX) : null;
+    try {
+      Path folder =
+          workdir != null
+              ? workdir
+              : temporary != null ? temporary.path() : Files.createTempDirectory(TEMPORARY_PREFIX);
+      return runIn(folder, normalization, temporary != null);
+    } finally {
+      if (temporary != null) {
+        temporary.close();
+      }
+    }
+  }
+
+  private int runIn(Path folder, Normalization normalization, boolean deletedAtEnd) {
     String input = folder.resolve("input.parquet").toString();
     String output = folder.resolve("output.parquet").toString();
     JobSettings settings =
@@ -93,6 +120,10 @@ final class DemoCommand implements Callable<Integer> {
       OutputCheck.Result check =
           OutputCheck.run(spark.read().parquet(output), "embedding", normalization);
       System.out.println(summary(settings, report, check, generateSeconds));
+      System.out.println(
+          "  folder     "
+              + folder
+              + (deletedAtEnd ? " (deleted now; --keep keeps it)" : " (kept)"));
       return check.passed() && check.rows() == rows ? 0 : ErrorReporter.FAILED;
     } finally {
       spark.stop();

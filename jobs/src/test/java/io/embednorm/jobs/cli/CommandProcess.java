@@ -18,24 +18,17 @@ import java.util.concurrent.TimeUnit;
 record CommandProcess(int exitCode, String out, String err) {
 
   static CommandProcess run(Map<String, String> environment, Class<?> mainClass, String... args) {
-    Path log4j = Path.of(System.getProperty("log4j2.configurationFile"));
-    Path conf = log4j.getParent();
-    List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    return run(List.of(), environment, mainClass, args);
+  }
+
+  /** As {@link #run(Map, Class, String...)}, with {@code jvmOptions} added to the JVM's. */
+  static CommandProcess run(
+      List<String> jvmOptions,
+      Map<String, String> environment,
+      Class<?> mainClass,
+      String... args) {
+    List<String> command = command(jvmOptions, mainClass, args);
     try {
-      for (String line : Files.readAllLines(conf.resolve("jvm.options"))) {
-        if (!line.isBlank() && !line.strip().startsWith("#")) {
-          command.add(line.strip());
-        }
-      }
-      command.add("-Xmx1g");
-      command.add("-Dlog4j2.configurationFile=" + log4j);
-      command.add("-Dembednorm.conf.dir=" + conf);
-      command.add("-cp");
-      command.add(
-          System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
-      command.add(mainClass.getName());
-      command.addAll(List.of(args));
       Path out = Files.createTempFile("embednorm-out", ".txt");
       Path err = Files.createTempFile("embednorm-err", ".txt");
       try {
@@ -62,6 +55,33 @@ record CommandProcess(int exitCode, String out, String err) {
       Thread.currentThread().interrupt();
       throw new AssertionError(interrupted);
     }
+  }
+
+  /** The java command line that runs {@code mainClass} as bin/embednorm does. */
+  static List<String> command(List<String> jvmOptions, Class<?> mainClass, String... args) {
+    Path log4j = Path.of(System.getProperty("log4j2.configurationFile"));
+    Path conf = log4j.getParent();
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    try {
+      for (String line : Files.readAllLines(conf.resolve("jvm.options"))) {
+        if (!line.isBlank() && !line.strip().startsWith("#")) {
+          command.add(line.strip());
+        }
+      }
+    } catch (IOException failure) {
+      throw new UncheckedIOException(failure);
+    }
+    command.add("-Xmx1g");
+    command.addAll(jvmOptions);
+    command.add("-Dlog4j2.configurationFile=" + log4j);
+    command.add("-Dembednorm.conf.dir=" + conf);
+    command.add("-cp");
+    command.add(
+        System.getProperty("surefire.test.class.path", System.getProperty("java.class.path")));
+    command.add(mainClass.getName());
+    command.addAll(List.of(args));
+    return command;
   }
 
   /** bin/embednorm drops the JDK's line about the incubating Vector API; so does this. */

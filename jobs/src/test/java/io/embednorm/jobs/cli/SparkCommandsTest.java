@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The Spark commands end to end in this JVM, each starting and stopping its own local session as
- * bin/embednorm does: generate, job, sql, demo.
+ * bin/embednorm does: generate, job, sql (demo: DemoTemporaryDataTest).
  */
 class SparkCommandsTest {
   @TempDir Path folder;
@@ -212,44 +212,6 @@ class SparkCommandsTest {
         .contains("Function: rms_norm")
         .anySatisfy(line -> assertThat(line).startsWith("Usage:"))
         .hasSizeGreaterThan(6);
-  }
-
-  @Test
-  void demoRunsAndChecksItsOutput() {
-    CommandOutput result =
-        CommandOutput.run(
-            "demo",
-            "--rows",
-            "2000",
-            "--dim",
-            "48",
-            "--workdir",
-            folder.toString(),
-            "--device",
-            "cpu");
-    assertThat(result.exitCode()).as(result.out() + result.err()).isZero();
-    assertThat(result.out())
-        .contains("rows       2000")
-        .contains("mean(y^2) = 1 on 2000 rows")
-        .contains("cpu, columnar batches (cpu was requested)")
-        .contains("OK");
-  }
-
-  @Test
-  void demoWithGpuFailsSayingWhy() {
-    CommandOutput result =
-        CommandOutput.run(
-            "demo",
-            "--rows",
-            "10",
-            "--dim",
-            "4",
-            "--workdir",
-            folder.toString(),
-            "--device",
-            "gpu");
-    assertThat(result.exitCode()).isEqualTo(1);
-    assertThat(result.err()).startsWith("embednorm demo: Cannot use device gpu: ");
   }
 
   /** The numbers in the rows of a {@code Dataset.show} table, left to right. */
