@@ -11,6 +11,7 @@ import org.apache.arrow.memory.BufferAllocator;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 
 /**
  * {@link GpuFallbackTest}'s cases on the CUDA engine, faulted through the same switches where it
@@ -19,7 +20,15 @@ import org.junit.jupiter.api.Test;
  * use returns to where it was, and no host memory stays registered. Skipped where no GPU is usable.
  */
 @Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class GpuFallbackGpuTest extends GpuFallbackTest {
+  /**
+   * Checked before the class's set-up, so that without a GPU each test is reported as skipped
+   * rather than the class as zero tests.
+   */
+  static boolean gpuUsable() {
+    return Engines.gpuUnavailableReason() == null;
+  }
 
   @BeforeAll
   static void requireGpu() {

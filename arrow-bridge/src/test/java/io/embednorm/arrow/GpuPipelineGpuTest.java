@@ -29,6 +29,7 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -40,7 +41,16 @@ import org.junit.jupiter.params.provider.MethodSource;
  * batches. Device outputs are poisoned with NaN bytes first. Skipped where no GPU is usable.
  */
 @Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class GpuPipelineGpuTest {
+  /**
+   * Checked before the class's set-up, so that without a GPU each test is reported as skipped
+   * rather than the class as zero tests.
+   */
+  static boolean gpuUsable() {
+    return Engines.gpuUnavailableReason() == null;
+  }
+
   private static final long SEED = Long.getLong("embednorm.test.seed", System.nanoTime());
   private static final ElementType[] TYPES = {
     ElementType.FLOAT32, ElementType.FLOAT16, ElementType.FLOAT64

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 
 /**
  * On a GPU host, the CUDA engine faulted through {@code embednorm.faults.*} in a Spark query: the
@@ -28,7 +29,16 @@ import org.junit.jupiter.api.Test;
  * allocators where they were. Skipped (not passed) where no GPU is usable.
  */
 @Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class ColumnarGpuFaultGpuTest {
+  /**
+   * Checked before the class's set-up, so that without a GPU each test is reported as skipped
+   * rather than the class as zero tests.
+   */
+  static boolean gpuUsable() {
+    return Engines.gpuUnavailableReason() == null;
+  }
+
   private static final int BATCH_ROWS = FaultedGpuQuery.BATCH_ROWS;
 
   private static SparkSession spark;

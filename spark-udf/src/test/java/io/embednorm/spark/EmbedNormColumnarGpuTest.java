@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -30,7 +31,16 @@ import org.junit.jupiter.params.provider.ValueSource;
  * passed) where no GPU is usable.
  */
 @Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class EmbedNormColumnarGpuTest {
+  /**
+   * Checked before the class's set-up, so that without a GPU each test is reported as skipped
+   * rather than the class as zero tests.
+   */
+  static boolean gpuUsable() {
+    return Engines.gpuUnavailableReason() == null;
+  }
+
   private static final int WIDTH = 768;
 
   @TempDir static Path directory;

@@ -38,6 +38,7 @@ import jcuda.driver.CUstream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -50,7 +51,16 @@ import org.junit.jupiter.params.provider.MethodSource;
  * usable.
  */
 @Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class CudaEngineGpuTest {
+  /**
+   * Checked before the class's set-up, so that without a GPU each test is reported as skipped
+   * rather than the class as zero tests.
+   */
+  static boolean gpuUsable() {
+    return CudaEngine.unavailableReason() == null;
+  }
+
   /**
    * Both sides of each boundary: group sizes, 16-byte packs, warp/block (1024), cache limits, 64 or
    * 128 bytes a thread on the cluster path (float32 8192 | 8196, 2-byte 16384 | 16392), and rows

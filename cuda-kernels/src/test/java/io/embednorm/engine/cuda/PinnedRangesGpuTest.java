@@ -17,9 +17,18 @@ import java.util.Random;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
 
 @Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class PinnedRangesGpuTest {
+  /**
+   * Checked before the class's set-up, so that without a GPU each test is reported as skipped
+   * rather than the class as zero tests.
+   */
+  static boolean gpuUsable() {
+    return CudaEngine.unavailableReason() == null;
+  }
 
   @BeforeAll
   static void requireGpu() {
