@@ -74,6 +74,16 @@ public final class InternalSwitches {
           1,
           "tests: how many GPU calls from outOfMemoryAtChunk on run out of GPU memory");
 
+  /**
+   * Milliseconds between the progress lines that the command line's Spark commands print on stderr
+   * while a stage runs (none for a command that ends sooner); 0 prints none.
+   */
+  public static final InternalSwitch<Integer> PROGRESS_MILLIS =
+      integer(
+          "embednorm.progressMillis",
+          5000,
+          "milliseconds between the Spark commands' progress lines on stderr; 0 none");
+
   private static final List<InternalSwitch<?>> ALL =
       List.of(
           GPU_LANES,
@@ -83,7 +93,8 @@ public final class InternalSwitches {
           CPU_WARM_UP,
           FAULTS_FAIL_GPU_CALL,
           FAULTS_OUT_OF_MEMORY_AT_CHUNK,
-          FAULTS_OUT_OF_MEMORY_CHUNKS);
+          FAULTS_OUT_OF_MEMORY_CHUNKS,
+          PROGRESS_MILLIS);
 
   private InternalSwitches() {}
 

@@ -10,6 +10,7 @@ import io.embednorm.jobs.NormalizeJob;
 import io.embednorm.jobs.internal.LocalSpark;
 import io.embednorm.jobs.internal.OutputCheck;
 import io.embednorm.jobs.internal.SampleData;
+import io.embednorm.jobs.internal.SparkProgress;
 import io.embednorm.jobs.internal.TemporaryFolder;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -112,6 +113,7 @@ final class DemoCommand implements Callable<Integer> {
             DeviceChoice.fromName(device),
             "overwrite");
     SparkSession spark = LocalSpark.start("embednorm demo");
+    SparkProgress progress = SparkProgress.start(spark, "embednorm demo");
     try {
       long start = System.nanoTime();
       SampleData.writeWithSpark(spark, input, "parquet", rows, width, seed);
@@ -126,6 +128,7 @@ final class DemoCommand implements Callable<Integer> {
               + (deletedAtEnd ? " (deleted now; --keep keeps it)" : " (kept)"));
       return check.passed() && check.rows() == rows ? 0 : ErrorReporter.FAILED;
     } finally {
+      progress.close();
       spark.stop();
     }
   }

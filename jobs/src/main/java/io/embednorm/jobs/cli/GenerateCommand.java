@@ -3,6 +3,7 @@ package io.embednorm.jobs.cli;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.jobs.internal.LocalSpark;
 import io.embednorm.jobs.internal.SampleData;
+import io.embednorm.jobs.internal.SparkProgress;
 import java.nio.file.Path;
 import java.util.Locale;
 import java.util.concurrent.Callable;
@@ -61,9 +62,11 @@ final class GenerateCommand implements Callable<Integer> {
         break;
       case "parquet":
         SparkSession spark = LocalSpark.start("embednorm generate");
+        SparkProgress progress = SparkProgress.start(spark, "embednorm generate");
         try {
           SampleData.writeWithSpark(spark, output.toString(), "parquet", rows, width, seed);
         } finally {
+          progress.close();
           spark.stop();
         }
         break;

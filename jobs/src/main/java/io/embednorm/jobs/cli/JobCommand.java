@@ -6,6 +6,7 @@ import io.embednorm.jobs.JobSettings;
 import io.embednorm.jobs.NormalizeJob;
 import io.embednorm.jobs.Summary;
 import io.embednorm.jobs.internal.LocalSpark;
+import io.embednorm.jobs.internal.SparkProgress;
 import java.util.concurrent.Callable;
 import org.apache.spark.sql.SparkSession;
 import picocli.CommandLine.Command;
@@ -24,10 +25,12 @@ final class JobCommand implements Callable<Integer> {
   public Integer call() {
     JobSettings settings = options.toSettings();
     SparkSession spark = LocalSpark.start("embednorm job");
+    SparkProgress progress = SparkProgress.start(spark, "embednorm job");
     try {
       JobReport report = NormalizeJob.run(spark, settings);
       System.out.println(Summary.of(settings, report));
     } finally {
+      progress.close();
       spark.stop();
     }
     return 0;
