@@ -53,11 +53,26 @@ public final class TemporaryFolder implements AutoCloseable {
     delete(path);
   }
 
+  /**
+   * On SIGTERM Spark's tasks may still write into the folder while this hook runs beside Spark's
+   * own: a file created during one pass is deleted by the next.
+   */
   private void deleteQuietly() {
-    try {
-      delete(path);
-    } catch (UncheckedIOException ignored) {
-      // The JVM is ending: nobody is left to tell.
+    for (int attempt = 0; attempt < 10; attempt++) {
+      try {
+        delete(path);
+      } catch (UncheckedIOException tryAgain) {
+        // A file appeared or vanished during the walk.
+      }
+      if (!Files.exists(path)) {
+        return;
+      }
+      try {
+        Thread.sleep(100);
+      } catch (InterruptedException interrupted) {
+        Thread.currentThread().interrupt();
+        return;
+      }
     }
   }
 
