@@ -3,14 +3,11 @@ package io.embednorm.jobs.cluster;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import io.embednorm.jobs.NormalizeEmbeddingsJob;
-import io.embednorm.jobs.internal.SampleRows;
 import java.io.IOException;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.ArrayList;
-import java.util.BitSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
@@ -33,7 +30,6 @@ class ExecutorLossIT {
   private static final int ROWS_PER_FILE = 1_000;
   private static final int ROWS = FILES * ROWS_PER_FILE;
   private static final int WIDTH = 32;
-  private static final double EPS = 1e-6;
 
   /** Tasks an executor finishes before it is killed: the schema's and at least one write. */
   private static final int TASKS_BEFORE_KILL = 2;
@@ -93,7 +89,7 @@ class ExecutorLossIT {
           .containsPattern(LOST_EXECUTOR);
       assertThat(driverLog).as("the job's summary").containsPattern("rows\\s+" + ROWS + "\\b");
     }
-    checkOutput(output, seed);
+    RmsNormOutput.check(output, seed, ROWS, WIDTH);
     progress("output checked");
   }
 
@@ -139,68 +135,6 @@ class ExecutorLossIT {
             + (driver.isAlive() ? "still running" : "ended")
             + ")\n"
             + cluster.logTails());
-  }
-
-  /** Checks that the output holds every id once, each row RMS-normalized (float64 reference). */
-  private static void checkOutput(Path output, long seed) {
-    BitSet seen = new BitSet(ROWS);
-    Failures failures = new Failures();
-    long count =
-        EmbeddingParquet.read(
-            output,
-            (id, actual) -> {
-              if (id < 0 || id >= ROWS || seen.get((int) id)) {
-                failures.add("id " + id + (id < 0 || id >= ROWS ? " out of range" : " twice"));
-                return;
-              }
-              seen.set((int) id);
-              double[] expected = rmsNorm(SampleRows.row(seed, id, WIDTH));
-              if (actual.length != WIDTH) {
-                failures.add("id " + id + " has " + actual.length + " values, not " + WIDTH);
-                return;
-              }
-              for (int i = 0; i < WIDTH; i++) {
-                double difference = Math.abs(actual[i] - expected[i]);
-                if (!(difference <= 1e-5 * Math.abs(expected[i]) + 1e-6)) {
-                  failures.add(
-                      "id " + id + " element " + i + ": " + actual[i] + ", not " + expected[i]);
-                }
-              }
-            });
-    assertThat(failures.count)
-        .as("seed %d: wrong values or ids, the first %s", seed, failures.first)
-        .isZero();
-    assertThat(seen.cardinality())
-        .as("distinct ids, the first missing %d", seen.nextClearBit(0))
-        .isEqualTo(ROWS);
-    assertThat(count).as("rows written").isEqualTo(ROWS);
-  }
-
-  /** How many checks failed, and the first few. */
-  private static final class Failures {
-    private final List<String> first = new ArrayList<>();
-    private long count;
-
-    void add(String failure) {
-      if (first.size() < 10) {
-        first.add(failure);
-      }
-      count++;
-    }
-  }
-
-  /** xᵢ / √(Σx² / D + eps) in float64. */
-  private static double[] rmsNorm(float[] x) {
-    double squares = 0;
-    for (float value : x) {
-      squares += (double) value * value;
-    }
-    double scale = 1 / Math.sqrt(squares / x.length + EPS);
-    double[] y = new double[x.length];
-    for (int i = 0; i < x.length; i++) {
-      y[i] = x[i] * scale;
-    }
-    return y;
   }
 
   private void progress(String format, Object... arguments) {

@@ -5,12 +5,17 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
+import java.util.stream.Stream;
 
 /**
  * Spark from the Maven build laid out as a SPARK_HOME: a {@code jars/} folder of links to the jars
@@ -24,6 +29,9 @@ public final class SparkDistribution {
   private static final Path RUNTIME_CLASSPATH = Path.of("target", "classpath-runtime.txt");
   private static final Pattern SUBMITTED_JAR = Pattern.compile("(embednorm|picocli|jcuda)-.*");
   private static final Path JVM_OPTIONS = Path.of("..", "conf", "jvm.options");
+  private static final Path LAUNCH_SCRIPTS = Path.of("shared", "pyspark", "spark-home");
+  private static final Set<PosixFilePermission> EXECUTABLE =
+      PosixFilePermissions.fromString("rwxr-xr-x");
 
   private final Path home;
   private final String classPath;
@@ -65,6 +73,45 @@ public final class SparkDistribution {
       return new SparkDistribution(home, classPath, options);
     } catch (IOException e) {
       throw new UncheckedIOException("Cannot lay out SPARK_HOME: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Spark's launch scripts ({@code bin/}, {@code sbin/}) from the nearest {@code
+   * shared/pyspark/spark-home} in or above the working directory (the checkout's {@code
+   * ../shared}), or empty where there is none: Maven serves Spark's jars, not its distribution.
+   */
+  public static Optional<Path> launchScripts() {
+    for (Path folder = Path.of("").toAbsolutePath(); folder != null; folder = folder.getParent()) {
+      Path scripts = folder.resolve(LAUNCH_SCRIPTS);
+      if (Files.isRegularFile(scripts.resolve("bin").resolve("spark-submit"))) {
+        return Optional.of(scripts);
+      }
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Copies {@code bin/} and {@code sbin/} of {@code scripts} ({@link #launchScripts()}) into this
+   * SPARK_HOME, which makes it a distribution a user's commands run against.
+   *
+   * @return this SPARK_HOME's {@code bin/spark-submit}
+   */
+  public Path addLaunchScripts(Path scripts) {
+    try {
+      for (String name : List.of("bin", "sbin")) {
+        Path target = Files.createDirectories(home.resolve(name));
+        try (Stream<Path> files = Files.list(scripts.resolve(name))) {
+          for (Path file : files.filter(Files::isRegularFile).toList()) {
+            Path copy = target.resolve(file.getFileName().toString());
+            Files.copy(file, copy, StandardCopyOption.REPLACE_EXISTING);
+            Files.setPosixFilePermissions(copy, EXECUTABLE);
+          }
+        }
+      }
+      return home.resolve("bin").resolve("spark-submit");
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot copy Spark's launch scripts: " + e.getMessage(), e);
     }
   }
 

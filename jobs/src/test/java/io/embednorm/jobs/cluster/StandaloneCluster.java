@@ -119,6 +119,44 @@ public final class StandaloneCluster implements AutoCloseable {
         "driver " + drivers++, "1g", Map.of(), "org.apache.spark.deploy.SparkSubmit", submit);
   }
 
+  /**
+   * Starts {@code $SPARK_HOME/bin/spark-submit --master <this cluster> arguments...} as a user
+   * would, and returns at once: this cluster's SPARK_HOME with Spark's launch scripts ({@link
+   * SparkDistribution#addLaunchScripts}), whose {@code conf/spark-defaults.conf} is the cluster's
+   * own. Nothing else is added to the arguments.
+   */
+  public LoggedProcess submitThroughScript(List<String> arguments) {
+    List<String> command =
+        new ArrayList<>(
+            List.of(
+                spark.home().resolve("bin").resolve("spark-submit").toString(),
+                "--master",
+                masterUrl));
+    command.addAll(arguments);
+    String name = "driver " + drivers++;
+    LoggedProcess process =
+        LoggedProcess.start(
+            name,
+            command,
+            spark.environment(directory("local")),
+            folder.resolve(name.replace(' ', '-') + ".log"));
+    processes.add(process);
+    return process;
+  }
+
+  /** The logs ({@code stderr}) of every executor the workers started, ended ones included. */
+  public List<Path> executorLogs() {
+    List<Path> logs = new ArrayList<>();
+    for (Worker worker : workers) {
+      try (Stream<Path> files = Files.walk(worker.workDirectory())) {
+        files.filter(path -> path.endsWith("stderr")).sorted().forEach(logs::add);
+      } catch (IOException e) {
+        throw new UncheckedIOException("Cannot list " + worker.workDirectory(), e);
+      }
+    }
+    return logs;
+  }
+
   /** The executor JVMs running now, found among each worker's child processes. */
   public List<Executor> executors() {
     List<Executor> executors = new ArrayList<>();

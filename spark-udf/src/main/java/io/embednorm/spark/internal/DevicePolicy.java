@@ -1,5 +1,7 @@
 package io.embednorm.spark.internal;
 
+import io.embednorm.arrow.ArrowNormalizer;
+import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
@@ -16,6 +18,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class DevicePolicy {
   private static final Logger LOG = LoggerFactory.getLogger(DevicePolicy.class);
+  private static final String VECTOR_MODULE = "jdk.incubator.vector";
 
   private DevicePolicy() {}
 
@@ -54,6 +57,54 @@ public final class DevicePolicy {
           functions,
           placement(device));
     }
+  }
+
+  /**
+   * Where an executor's normalizer runs and why, for the line each executor logs once, e.g. {@code
+   * executor 1 normalizes on cpu (java simd, 256-bit, 2 threads) (auto chose cpu: ...): SIMD
+   * kernels}. On the CPU it says whether the SIMD or the scalar kernels run, and how to get the
+   * SIMD ones where the Vector API module is missing.
+   */
+  public static String executorPlacement(String executorId, ArrowNormalizer normalizer) {
+    return executorPlacement(
+        executorId,
+        normalizer.device(),
+        normalizer.engineDescription(),
+        normalizer.deviceReason(),
+        ModuleLayer.boot().findModule(VECTOR_MODULE).isPresent());
+  }
+
+  /** {@link #executorPlacement(String, ArrowNormalizer)} from its parts. */
+  static String executorPlacement(
+      String executorId,
+      Device device,
+      String engineDescription,
+      String deviceReason,
+      boolean vectorModuleLoaded) {
+    String line = "embednorm: executor " + executorId + " normalizes on " + engineDescription;
+    if (device == Device.GPU) {
+      return line
+          + " ("
+          + EmbedNormConfig.DEVICE.name()
+          + "="
+          + (deviceReason.startsWith("auto") ? "auto" : "gpu")
+          + ")";
+    }
+    String kernels;
+    if (!engineDescription.contains("scalar")) {
+      kernels = "SIMD kernels";
+    } else if (vectorModuleLoaded) {
+      kernels =
+          "scalar kernels, since this JVM has no 256-bit vectors or embednorm.cpu.simd is false";
+    } else {
+      kernels =
+          "scalar kernels, since "
+              + VECTOR_MODULE
+              + " is not loaded; add --add-modules="
+              + VECTOR_MODULE
+              + " to spark.executor.extraJavaOptions for the SIMD ones";
+    }
+    return line + " (" + deviceReason + "): " + kernels;
   }
 
   /**

@@ -3,11 +3,15 @@ package io.embednorm.spark.internal;
 import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
+import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import org.apache.arrow.memory.BufferAllocator;
+import org.apache.spark.SparkEnv;
 import org.apache.spark.TaskContext;
 import org.apache.spark.resource.ResourceInformation;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 import scala.Option;
 
 /**
@@ -21,6 +25,10 @@ public final class Normalizers {
   public static final String GPU_RESOURCE = "gpu";
 
   private static final ConcurrentMap<Key, ArrowNormalizer> NORMALIZERS = new ConcurrentHashMap<>();
+  private static final Placements PLACEMENTS = new Placements();
+
+  /** The executor id of the driver, the only executor in local mode. */
+  private static final String DRIVER = "driver";
 
   private Normalizers() {}
 
@@ -36,11 +44,13 @@ public final class Normalizers {
     return NORMALIZERS.computeIfAbsent(
         new Key(device, ordinal, concurrentGpuTasks),
         key ->
-            ArrowNormalizer.builder(Results.ALLOCATOR)
-                .device(key.device())
-                .gpuOrdinal(key.ordinal())
-                .gpuConcurrency(key.concurrentGpuTasks())
-                .build());
+            PLACEMENTS.announce(
+                executorId(),
+                ArrowNormalizer.builder(Results.ALLOCATOR)
+                    .device(key.device())
+                    .gpuOrdinal(key.ordinal())
+                    .gpuConcurrency(key.concurrentGpuTasks())
+                    .build()));
   }
 
   /**
@@ -68,6 +78,35 @@ public final class Normalizers {
               + task.taskAttemptId()
               + ": it is not a CUDA device ordinal; make the discovery script print ordinals");
     }
+  }
+
+  /**
+   * Says at WARN where an executor normalizes ({@link DevicePolicy#executorPlacement}), once per
+   * engine it uses: executors are where the Vector API module or a GPU may be missing, and a
+   * cluster's users otherwise see neither. Not in local mode, whose driver is its only executor:
+   * there the commands print their device choice themselves. The executors' normalizers use one;
+   * tests their own.
+   */
+  public static final class Placements {
+    private static final Logger LOG = LoggerFactory.getLogger(Normalizers.class);
+    private final Set<String> announced = ConcurrentHashMap.newKeySet();
+
+    /**
+     * Logs where {@code normalizer} runs on executor {@code executorId} unless its engine was
+     * announced or the executor is the driver; returns {@code normalizer}.
+     */
+    public ArrowNormalizer announce(String executorId, ArrowNormalizer normalizer) {
+      if (!DRIVER.equals(executorId) && announced.add(normalizer.engineDescription())) {
+        LOG.warn(DevicePolicy.executorPlacement(executorId, normalizer));
+      }
+      return normalizer;
+    }
+  }
+
+  /** This executor's id, {@code driver} in local mode or outside Spark. */
+  private static String executorId() {
+    SparkEnv environment = SparkEnv.get();
+    return environment == null ? DRIVER : environment.executorId();
   }
 
   private record Key(DeviceChoice device, int ordinal, int concurrentGpuTasks) {}
