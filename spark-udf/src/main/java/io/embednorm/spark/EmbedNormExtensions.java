@@ -5,8 +5,10 @@ import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
 import io.embednorm.spark.internal.FunctionDocumentation;
+import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import scala.Function1;
 import scala.Tuple3;
@@ -37,14 +39,42 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
     for (Op op : Op.values()) {
-      Function1<Seq<Expression>, Expression> builder =
-          arguments -> new EmbedNormExpression(op, arguments);
       extensions.injectFunction(
           new Tuple3<>(
-              FunctionIdentifier.apply(op.sqlName()), FunctionDocumentation.describe(op), builder));
+              FunctionIdentifier.apply(op.sqlName()),
+              FunctionDocumentation.describe(op),
+              builder(op)));
     }
     extensions.injectCheckRule(session -> new DeviceCheckRule(session));
     extensions.injectColumnar(session -> new EmbedNormColumnarRule(session));
     return BoxedUnit.UNIT;
+  }
+
+  /**
+   * Registers the five SQL functions in a session that already exists, one built without this
+   * extension (a notebook's {@code spark}: there a late {@code spark.sql.extensions} only warns).
+   * They then resolve in SQL, {@code expr} and {@code call_function} as with the extension, and run
+   * on the CPU row path: the columnar operator and the {@code spark.embednorm.device} check are
+   * fixed when a session is built, so {@code spark.embednorm.device=gpu} with no usable GPU fails
+   * when the query runs rather than at analysis. Registering again changes nothing; other sessions
+   * are not changed. The jar must be on the driver's class path already.
+   */
+  public static void register(SparkSession session) {
+    FunctionRegistry registry =
+        ((org.apache.spark.sql.classic.SparkSession) session).sessionState().functionRegistry();
+    for (Op op : Op.values()) {
+      FunctionIdentifier identifier = FunctionIdentifier.apply(op.sqlName());
+      boolean registered =
+          registry
+              .lookupFunction(identifier)
+              .exists(info -> info.getClassName().equals(EmbedNormExpression.class.getName()));
+      if (!registered) {
+        registry.registerFunction(identifier, FunctionDocumentation.describe(op), builder(op));
+      }
+    }
+  }
+
+  private static Function1<Seq<Expression>, Expression> builder(Op op) {
+    return arguments -> new EmbedNormExpression(op, arguments);
   }
 }

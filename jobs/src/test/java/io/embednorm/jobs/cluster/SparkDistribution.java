@@ -128,6 +128,18 @@ public final class SparkDistribution {
   }
 
   /**
+   * Links {@code scripts}' {@code bin/} (Spark's launch scripts: {@code spark-submit}, {@code
+   * spark-class}) into this SPARK_HOME, as PySpark needs to start its driver JVM.
+   */
+  public void linkLaunchScripts(Path scripts) {
+    try {
+      Files.createSymbolicLink(home.resolve("bin"), scripts.resolve("bin").toAbsolutePath());
+    } catch (IOException e) {
+      throw new UncheckedIOException("Cannot link Spark's launch scripts: " + e.getMessage(), e);
+    }
+  }
+
+  /**
    * The JVM options of every JVM of a test cluster, executors included: the module openings Spark 4
    * and Arrow need on Java 17 (conf/jvm.options), C1 alone and the serial collector. Test JVMs live
    * for seconds on small data, where C2's compilations would cost more CPU than they save. Without
