@@ -2,12 +2,11 @@ package io.embednorm.jobs;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.embednorm.jobs.cluster.SparkDistribution;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.DirectoryStream;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Collections;
@@ -24,7 +23,7 @@ class SparkSubmitJarIT {
 
   @Test
   void holdsEmbednormAndNotSpark() throws IOException {
-    Path jar = findJar();
+    Path jar = SparkDistribution.jobJar();
     List<String> entries = new ArrayList<>();
     try (JarFile file = new JarFile(jar.toFile())) {
       Collections.list(file.entries()).forEach(entry -> entries.add(entry.getName()));
@@ -52,7 +51,7 @@ class SparkSubmitJarIT {
    */
   @Test
   void listsBothEnginesInItsServiceFiles() throws IOException {
-    Path jar = findJar();
+    Path jar = SparkDistribution.jobJar();
     try (JarFile file = new JarFile(jar.toFile())) {
       List<String> providers = services(file, "io.embednorm.engine.spi.EngineProvider");
       assertThat(providers)
@@ -90,15 +89,5 @@ class SparkSubmitJarIT {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-  }
-
-  private static Path findJar() throws IOException {
-    try (DirectoryStream<Path> jars =
-        Files.newDirectoryStream(Path.of("target"), "embednorm-jobs-*-spark-submit.jar")) {
-      for (Path jar : jars) {
-        return jar;
-      }
-    }
-    throw new AssertionError("no spark-submit jar in target/: run after package");
   }
 }

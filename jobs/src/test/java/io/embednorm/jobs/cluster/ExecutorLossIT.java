@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.embednorm.jobs.NormalizeEmbeddingsJob;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -68,7 +67,7 @@ class ExecutorLossIT {
       configuration.put("spark.cores.max", "2");
       LoggedProcess driver =
           cluster.submit(
-              jobJar(),
+              SparkDistribution.jobJar(),
               NormalizeEmbeddingsJob.class.getName(),
               configuration,
               List.of(
@@ -143,15 +142,5 @@ class ExecutorLossIT {
         "ExecutorLossIT %5.1f s: %s%n",
         (System.nanoTime() - started) / 1e9,
         String.format(Locale.ROOT, format, arguments));
-  }
-
-  private static Path jobJar() throws IOException {
-    try (DirectoryStream<Path> jars =
-        Files.newDirectoryStream(Path.of("target"), "embednorm-jobs-*-spark-submit.jar")) {
-      for (Path jar : jars) {
-        return jar;
-      }
-    }
-    throw new AssertionError("no spark-submit jar in target/: run after package");
   }
 }

@@ -3,6 +3,7 @@ package io.embednorm.jobs.cluster;
 import java.io.File;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
@@ -123,20 +124,19 @@ public final class SparkDistribution {
     return List.of(Files.readString(file).strip().split(File.pathSeparator));
   }
 
-  public Path home() {
-    return home;
+  /** The packaged spark-submit jar in the jobs module's {@code target/}: run after package. */
+  public static Path jobJar() throws IOException {
+    try (DirectoryStream<Path> jars =
+        Files.newDirectoryStream(Path.of("target"), "embednorm-jobs-*-spark-submit.jar")) {
+      for (Path jar : jars) {
+        return jar;
+      }
+    }
+    throw new AssertionError("no spark-submit jar in target/: run after package");
   }
 
-  /**
-   * Links {@code scripts}' {@code bin/} (Spark's launch scripts: {@code spark-submit}, {@code
-   * spark-class}) into this SPARK_HOME, as PySpark needs to start its driver JVM.
-   */
-  public void linkLaunchScripts(Path scripts) {
-    try {
-      Files.createSymbolicLink(home.resolve("bin"), scripts.resolve("bin").toAbsolutePath());
-    } catch (IOException e) {
-      throw new UncheckedIOException("Cannot link Spark's launch scripts: " + e.getMessage(), e);
-    }
+  public Path home() {
+    return home;
   }
 
   /**

@@ -5,7 +5,6 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.embednorm.jobs.NormalizeEmbeddingsJob;
 import java.io.IOException;
-import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -97,7 +96,7 @@ class SparkSubmitScriptIT {
                   "--properties-file",
                   PROJECT_DEFAULTS.toAbsolutePath().normalize().toString(),
                   "--load-spark-defaults",
-                  jobJar().toAbsolutePath().toString(),
+                  SparkDistribution.jobJar().toAbsolutePath().toString(),
                   "--input",
                   input.toString(),
                   "--output",
@@ -129,15 +128,5 @@ class SparkSubmitScriptIT {
         "SparkSubmitScriptIT %5.1f s: %s%n",
         (System.nanoTime() - started) / 1e9,
         String.format(Locale.ROOT, format, arguments));
-  }
-
-  private static Path jobJar() throws IOException {
-    try (DirectoryStream<Path> jars =
-        Files.newDirectoryStream(Path.of("target"), "embednorm-jobs-*-spark-submit.jar")) {
-      for (Path jar : jars) {
-        return jar;
-      }
-    }
-    throw new AssertionError("no spark-submit jar in target/: run after package");
   }
 }

@@ -46,7 +46,7 @@ class PySparkIT {
     System.out.println("PySparkIT seed " + seed + ", folder " + folder);
 
     SparkDistribution spark = SparkDistribution.create(folder.resolve("spark-home"));
-    spark.linkLaunchScripts(pyspark.resolve("spark-home"));
+    spark.addLaunchScripts(pyspark.resolve("spark-home"));
     Path configuration = spark.home().resolve("conf");
     Files.copy(
         REPOSITORY.resolve("conf/log4j2.properties"), configuration.resolve("log4j2.properties"));
@@ -59,7 +59,7 @@ class PySparkIT {
     Map<String, String> environment =
         new HashMap<>(spark.environment(Files.createDirectories(folder.resolve("local"))));
     environment.put("PYTHONPATH", pythonPath(pyspark));
-    environment.put("EMBEDNORM_JAR", jobJar().toAbsolutePath().toString());
+    environment.put("EMBEDNORM_JAR", SparkDistribution.jobJar().toAbsolutePath().toString());
     environment.put("EMBEDNORM_TEST_SEED", Long.toString(seed));
     List<String> command =
         List.of("python3", REPOSITORY.resolve("python/tests/test_embednorm.py").toString());
@@ -108,15 +108,5 @@ class PySparkIT {
       zips.forEach(zip -> entries.add(zip.toAbsolutePath().toString()));
     }
     return String.join(File.pathSeparator, entries);
-  }
-
-  private static Path jobJar() throws IOException {
-    try (DirectoryStream<Path> jars =
-        Files.newDirectoryStream(Path.of("target"), "embednorm-jobs-*-spark-submit.jar")) {
-      for (Path jar : jars) {
-        return jar;
-      }
-    }
-    throw new AssertionError("no spark-submit jar in target/: run after package");
   }
 }
