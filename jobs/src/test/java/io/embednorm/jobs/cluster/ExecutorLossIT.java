@@ -47,6 +47,9 @@ class ExecutorLossIT {
           "spark.sql.files.maxPartitionBytes", "128m",
           "spark.sql.files.openCostInBytes", "128m");
 
+  /** The columnar operator's placement line, which the row path never logs. */
+  private static final Pattern COLUMNAR_ON_CPU = Pattern.compile("normalizes on cpu ");
+
   @TempDir(cleanup = CleanupMode.ON_SUCCESS)
   Path folder;
 
@@ -65,6 +68,8 @@ class ExecutorLossIT {
       Map<String, String> configuration = new java.util.HashMap<>(ONE_TASK_PER_FILE);
       configuration.put("spark.executor.memory", "1g");
       configuration.put("spark.cores.max", "2");
+      // As conf/spark-defaults.conf sets it for users: the columnar operator runs on the executors.
+      configuration.put("spark.sql.extensions", "io.embednorm.spark.EmbedNormExtensions");
       LoggedProcess driver =
           cluster.submit(
               SparkDistribution.jobJar(),
@@ -87,6 +92,7 @@ class ExecutorLossIT {
           .as("the driver noticed the lost executor\n%s", cluster.logTails())
           .containsPattern(LOST_EXECUTOR);
       assertThat(driverLog).as("the job's summary").containsPattern("rows\\s+" + ROWS + "\\b");
+      progress("%s", RmsNormOutput.assertPlacementLoggedOnce(cluster, COLUMNAR_ON_CPU));
     }
     RmsNormOutput.check(output, seed, ROWS, WIDTH);
     progress("output checked");
