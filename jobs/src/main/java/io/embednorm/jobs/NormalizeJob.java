@@ -20,6 +20,7 @@ import org.apache.hadoop.conf.Configuration;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
 import org.apache.spark.sql.Row;
+import org.apache.spark.sql.SaveMode;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
@@ -41,11 +42,8 @@ public final class NormalizeJob {
   public static JobReport run(SparkSession spark, JobSettings settings) {
     Dataset<Row> input = read(spark, settings);
     checkColumn(input, settings.column());
-    OutputFolders.check(
-        spark,
-        settings.output(),
-        List.of(settings.input()),
-        OutputFolders.saveMode(settings.saveMode()));
+    SaveMode mode = OutputFolders.saveMode(settings.saveMode());
+    OutputFolders.check(spark, settings.output(), List.of(settings.input()), mode);
     String device = describeDevice(settings);
     // --device decides for this job's queries; without it (auto), the session's setting stands.
     if (settings.device() != DeviceChoice.AUTO
@@ -61,11 +59,7 @@ public final class NormalizeJob {
     Observation observation = new Observation("embednorm");
     Dataset<Row> observed = output.observe(observation, count(lit(1)).as("rows"));
     long start = System.nanoTime();
-    observed
-        .write()
-        .mode(settings.saveMode())
-        .format(settings.outputFormat())
-        .save(settings.output());
+    observed.write().mode(mode).format(settings.outputFormat()).save(settings.output());
     double seconds = (System.nanoTime() - start) / 1e9;
     long rows = ((Number) metrics(observation).get("rows")).longValue();
     return new JobReport(rows, settings.output(), seconds, device);

@@ -58,7 +58,12 @@ public final class OutputFolders {
     }
   }
 
-  /** Spark's save mode for {@code name} as {@code DataFrameWriter.mode(String)} reads it. */
+  /**
+   * Spark's save mode for {@code name}, read as {@code DataFrameWriter.mode(String)} reads it, so
+   * that the check and the write use one mode.
+   *
+   * @throws EmbedNormException for a name Spark does not know
+   */
   public static SaveMode saveMode(String name) {
     switch (name.toLowerCase(Locale.ROOT)) {
       case "overwrite":
@@ -67,8 +72,15 @@ public final class OutputFolders {
         return SaveMode.Append;
       case "ignore":
         return SaveMode.Ignore;
-      default:
+      case "error":
+      case "errorifexists":
+      case "default":
         return SaveMode.ErrorIfExists;
+      default:
+        throw new EmbedNormException(
+            "Cannot write output: unknown save mode '"
+                + name
+                + "'; use errorifexists, overwrite, append or ignore");
     }
   }
 
