@@ -8,6 +8,7 @@ import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuSettings;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Objects;
 import org.apache.arrow.memory.BufferAllocator;
@@ -29,17 +30,21 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * whose copies and kernels overlap; Arrow memory that is pinned ({@link PinnedAllocators}) copies
  * at full speed, other memory is registered with the driver for the call (or, where that fails,
  * copied through staging). Chains of normalizations ({@code l2_normalize(rms_norm(x))}) run on the
- * device without a round trip to the host between steps.
+ * device without a round trip to the host between steps. Over several GPUs ({@link
+ * Builder#gpuOrdinals}, {@link Builder#allGpus}) the chunks of each call are shared out among them,
+ * each GPU with its own pipeline and host thread, and the result is bit for bit one GPU's; a call
+ * of one chunk uses one GPU, the GPUs taking such calls in turn.
  *
  * <p>A call that fails on the GPU runs again, whole, on the CPU engine: a chunk that runs out of
  * device memory is first split in halves and retried on the GPU, down to a floor; a GPU fault
- * ({@link io.embednorm.engine.GpuFaultException}), or no memory at the floor, sends the call to the
- * CPU. Its result is then the CPU engine's, bit for bit, within docs/SEMANTICS.md's accuracy like
- * any other; {@link NormalizationMetrics#cpuFallbackCalls()} counts such calls and says why.
+ * ({@link io.embednorm.engine.GpuFaultException}), or no memory at the floor, on any of its GPUs,
+ * sends the call to the CPU. Its result is then the CPU engine's, bit for bit, within
+ * docs/SEMANTICS.md's accuracy like any other; {@link NormalizationMetrics#cpuFallbackCalls()}
+ * counts such calls and says why.
  *
  * <p>Thread-safe: several threads may normalize at once (on a GPU, up to {@link
- * Builder#gpuConcurrency} at a time; the others wait). {@link #close()} frees the engine (device
- * resources), never the allocator or any vector.
+ * Builder#gpuConcurrency} at a time on each GPU; the others wait). {@link #close()} frees the
+ * engines (device resources), never the allocator or any vector.
  */
 public final class ArrowNormalizer implements AutoCloseable {
   /**
@@ -52,7 +57,8 @@ public final class ArrowNormalizer implements AutoCloseable {
   public static final long DEFAULT_GPU_CHUNK_BYTES = 16L << 20;
 
   private final BufferAllocator allocator;
-  private final EngineSelection selection;
+  private final DeviceEngines engines;
+  private final DeviceSpread gpus;
   private final long chunkByteLimit;
   private final long gpuChunkBytes;
   private NormalizationEngine cpuFallback;
@@ -67,13 +73,24 @@ public final class ArrowNormalizer implements AutoCloseable {
       EngineSelection selection,
       long chunkByteLimit,
       long gpuChunkBytes) {
+    this(
+        allocator,
+        DeviceEngines.of(Objects.requireNonNull(selection, "selection"), 0),
+        chunkByteLimit,
+        gpuChunkBytes);
+  }
+
+  /** A normalizer over {@code engines}, which it owns from here on. */
+  ArrowNormalizer(
+      BufferAllocator allocator, DeviceEngines engines, long chunkByteLimit, long gpuChunkBytes) {
     this.allocator = Objects.requireNonNull(allocator, "allocator");
-    this.selection = Objects.requireNonNull(selection, "selection");
+    this.engines = Objects.requireNonNull(engines, "engines");
     if (chunkByteLimit < 1 || chunkByteLimit > Integer.MAX_VALUE) {
       throw new IllegalArgumentException("chunkByteLimit out of range: " + chunkByteLimit);
     }
     this.chunkByteLimit = chunkByteLimit;
     this.gpuChunkBytes = gpuChunkBytes;
+    this.gpus = new DeviceSpread(engines.gpus());
   }
 
   /**
@@ -94,17 +111,20 @@ public final class ArrowNormalizer implements AutoCloseable {
 
   /** Where the normalization runs. */
   public Device device() {
-    return selection.device();
+    return engines.device();
   }
 
-  /** Why this device was chosen, e.g. {@code auto chose cpu: ...}. */
+  /**
+   * Why this device was chosen, e.g. {@code auto chose cpu: ...}; over several GPUs it names each,
+   * e.g. {@code gpu was requested: gpu 0 (...), gpu 1 (...)}.
+   */
   public String deviceReason() {
-    return selection.reason();
+    return engines.reason();
   }
 
-  /** What runs, for logs, e.g. {@code cpu (java scalar)}. */
+  /** What runs, for logs, e.g. {@code cpu (java scalar)}; every GPU, one after another. */
   public String engineDescription() {
-    return selection.engine().description();
+    return engines.description();
   }
 
   /**
@@ -169,7 +189,7 @@ public final class ArrowNormalizer implements AutoCloseable {
           "Cannot normalize column '" + column.name() + "': the normalizer is closed");
     }
     return new ChunkedNormalization(
-            selection.engine(), this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
+            engines.first(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
         .normalize(column, allocator, firstRowIndex, metrics);
   }
 
@@ -187,15 +207,16 @@ public final class ArrowNormalizer implements AutoCloseable {
   }
 
   /**
-   * Frees the engine (and the CPU engine of fallbacks, if one started); the allocator and all
-   * vectors stay as they are. Idempotent.
+   * Frees the engines, every GPU's (and the CPU engine of fallbacks, if one started); the allocator
+   * and all vectors stay as they are. Idempotent.
    */
   @Override
   public void close() {
     if (!closed) {
       closed = true;
       try {
-        selection.close();
+        gpus.close();
+        engines.close();
       } finally {
         synchronized (this) {
           if (cpuFallback != null) {
@@ -211,6 +232,10 @@ public final class ArrowNormalizer implements AutoCloseable {
     private final BufferAllocator allocator;
     private DeviceChoice device = DeviceChoice.AUTO;
     private GpuSettings gpu = GpuSettings.DEFAULT;
+
+    /** Null for the one GPU of {@link #gpu}; empty for every GPU of the host. */
+    private List<Integer> gpuOrdinals;
+
     private long gpuChunkBytes = DEFAULT_GPU_CHUNK_BYTES;
 
     private Builder(BufferAllocator allocator) {
@@ -226,10 +251,34 @@ public final class ArrowNormalizer implements AutoCloseable {
     /** The CUDA device to use (default 0), e.g. the one Spark assigned to the task. */
     public Builder gpuOrdinal(int ordinal) {
       this.gpu = gpu.withOrdinal(ordinal);
+      this.gpuOrdinals = null;
       return this;
     }
 
-    /** How many threads may use the GPU at once (default 2); the others wait their turn. */
+    /**
+     * The CUDA devices to spread each call's chunks over, e.g. {@code gpuOrdinals(0, 1)}: one
+     * engine per GPU, each with its own pipeline; the result is bit for bit one GPU's. Checked
+     * against the host when built.
+     *
+     * @throws EmbedNormException when the list is empty, names a GPU twice or a negative ordinal
+     */
+    public Builder gpuOrdinals(int... ordinals) {
+      return gpuOrdinals(Arrays.stream(ordinals).boxed().toList());
+    }
+
+    /** As {@link #gpuOrdinals(int...)}, from a list. */
+    public Builder gpuOrdinals(List<Integer> ordinals) {
+      this.gpuOrdinals = DeviceEngines.checkList(ordinals);
+      return this;
+    }
+
+    /** Every GPU of this process (those CUDA_VISIBLE_DEVICES leaves), as {@link #gpuOrdinals}. */
+    public Builder allGpus() {
+      this.gpuOrdinals = List.of();
+      return this;
+    }
+
+    /** How many threads may use each GPU at once (default 2); the others wait their turn. */
     public Builder gpuConcurrency(int users) {
       this.gpu = gpu.withConcurrentUsers(users);
       return this;
@@ -254,11 +303,16 @@ public final class ArrowNormalizer implements AutoCloseable {
     /**
      * The normalizer; the caller closes it.
      *
-     * @throws EmbedNormException when {@code gpu} is asked for and no GPU is usable
+     * @throws EmbedNormException when {@code gpu} is asked for and no GPU is usable, or a GPU is to
+     *     be used and the list names one this host lacks ({@code Cannot use GPUs [0, 3]: this host
+     *     has 2}) or one whose engine cannot start
      */
     public ArrowNormalizer build() {
-      return new ArrowNormalizer(
-          allocator, Engines.select(device, gpu), DEFAULT_CHUNK_BYTES, gpuChunkBytes);
+      DeviceEngines engines =
+          gpuOrdinals == null
+              ? DeviceEngines.of(Engines.select(device, gpu), gpu.ordinal())
+              : DeviceEngines.open(device, gpu, gpuOrdinals.isEmpty() ? null : gpuOrdinals);
+      return new ArrowNormalizer(allocator, engines, DEFAULT_CHUNK_BYTES, gpuChunkBytes);
     }
   }
 }

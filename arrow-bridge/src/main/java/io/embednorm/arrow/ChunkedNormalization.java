@@ -27,29 +27,37 @@ import org.apache.arrow.vector.FieldVector;
  * results are discarded), except those whose width does not fit the weight or bias: those are left
  * out of the runs, so that a null row never raises a width error.
  *
- * <p>When the GPU fails (a {@link GpuFaultException}, a {@link GpuOutOfMemoryException} that
- * splitting did not cure, or a driver error that is no {@link EmbedNormException}), the pipeline is
- * drained and closed and the whole call runs again on the CPU engine into the same output: the
+ * <p>On GPUs the runs are spread over the normalizer's devices ({@link DeviceSpread}), each with
+ * its own pipeline; the column's memory is pinned once for all of them ({@link PinnedColumn}).
+ *
+ * <p>When a GPU fails (a {@link GpuFaultException}, a {@link GpuOutOfMemoryException} that
+ * splitting did not cure, or a driver error that is no {@link EmbedNormException}), every pipeline
+ * is drained and closed and the whole call runs again on the CPU engine into the same output: the
  * result is the CPU engine's, bit for bit, and the metrics count it. Other {@link
  * EmbedNormException}s (a weight that does not fit a row) are the caller's and propagate.
  */
 final class ChunkedNormalization {
   private final NormalizationEngine engine;
+  private final DeviceSpread gpus;
   private final Supplier<NormalizationEngine> cpuFallback;
   private final List<Normalization> steps;
   private final long chunkByteLimit;
   private final long gpuChunkBytes;
 
   /**
+   * @param engine the CPU engine, or the first GPU's (then the runs go to {@code gpus})
+   * @param gpus the GPUs the runs are spread over when {@code engine} is a GPU's
    * @param cpuFallback the CPU engine that calls failing on the GPU run on again (not closed here)
    */
   ChunkedNormalization(
       NormalizationEngine engine,
+      DeviceSpread gpus,
       Supplier<NormalizationEngine> cpuFallback,
       List<Normalization> steps,
       long chunkByteLimit,
       long gpuChunkBytes) {
     this.engine = engine;
+    this.gpus = gpus;
     this.cpuFallback = cpuFallback;
     this.steps = List.copyOf(steps);
     this.chunkByteLimit = chunkByteLimit;
@@ -88,7 +96,7 @@ final class ChunkedNormalization {
         } else {
           runAll(
               new CpuRuns(engine, steps, input, output, firstRowIndex, metrics),
-              new Runs(input, early, chunkByteLimit, firstRowIndex));
+              new RowRuns(input, steps, early, chunkByteLimit, firstRowIndex));
         }
       } finally {
         // Never close the output while the other thread still writes its validity.
@@ -104,8 +112,8 @@ final class ChunkedNormalization {
   }
 
   /**
-   * Runs the rows through the GPU pipeline; when the GPU fails, runs them all again on the CPU
-   * engine, once the pipeline is drained and closed (no copy still writes into the output).
+   * Runs the rows through the GPUs' pipelines; when a GPU fails, runs them all again on the CPU
+   * engine, once every pipeline is drained and closed (no copy still writes into the output).
    */
   private void runOnGpu(
       ListColumn input,
@@ -115,10 +123,14 @@ final class ChunkedNormalization {
       NormalizationMetrics metrics,
       long elements) {
     long chunkBytes = gpuChunkBytes(gpuChunkBytes, elements * input.type().byteWidth());
-    try {
-      runAll(
-          new GpuPipeline(engine, steps, input, output, firstRowIndex, metrics),
-          new Runs(input, early, chunkBytes, firstRowIndex));
+    List<RowRuns.Run> runs = new RowRuns(input, steps, early, chunkBytes, firstRowIndex).list();
+    if (runs.isEmpty()) {
+      return;
+    }
+    try (PinnedColumn pins = PinnedColumn.pin(input, output, metrics)) {
+      gpus.run(
+          runs,
+          device -> new GpuPipeline(device, steps, input, output, pins, firstRowIndex, metrics));
     } catch (RuntimeException failure) {
       if (!isGpuFailure(failure)) {
         throw failure;
@@ -126,7 +138,7 @@ final class ChunkedNormalization {
       try {
         runAll(
             new CpuRuns(cpuFallback.get(), steps, input, output, firstRowIndex, metrics),
-            new Runs(input, early, chunkByteLimit, firstRowIndex));
+            new RowRuns(input, steps, early, chunkByteLimit, firstRowIndex));
       } catch (RuntimeException | Error onCpu) {
         onCpu.addSuppressed(failure);
         throw onCpu;
@@ -135,7 +147,7 @@ final class ChunkedNormalization {
     }
   }
 
-  private static void runAll(RunSink sink, Runs runs) {
+  private static void runAll(RunSink sink, RowRuns runs) {
     try (sink) {
       runs.submitAll(sink);
       sink.finish();
@@ -284,82 +296,5 @@ final class ChunkedNormalization {
     /** Frees what the sink holds; after a failure, waits for work in flight first. */
     @Override
     void close();
-  }
-
-  /** Splits the rows into runs of at most a byte limit and hands each to a sink. */
-  private final class Runs {
-    private final ListColumn input;
-
-    /** Null when every row fits every step (then validity does not matter here). */
-    private final boolean[] valid;
-
-    private final int rows;
-    private final long firstRowIndex;
-    private final long limit;
-    private final int byteWidth;
-
-    Runs(ListColumn input, boolean[] valid, long limit, long firstRowIndex) {
-      this.input = input;
-      this.rows = input.rows();
-      this.valid = valid;
-      this.firstRowIndex = firstRowIndex;
-      this.limit = limit;
-      this.byteWidth = input.type().byteWidth();
-    }
-
-    void submitAll(RunSink sink) {
-      int runStart = 0;
-      for (int row = 0; row < rows; row++) {
-        if (valid != null && !valid[row] && !fits(width(row))) {
-          submit(sink, runStart, row);
-          runStart = row + 1;
-        } else if (row > runStart && bytes(runStart, row + 1) > limit) {
-          submit(sink, runStart, row);
-          runStart = row;
-        }
-      }
-      submit(sink, runStart, rows);
-    }
-
-    private void submit(RunSink sink, int from, int to) {
-      long bytes = bytes(from, to);
-      if (bytes == 0) {
-        return;
-      }
-      if (bytes > Integer.MAX_VALUE) {
-        throw new EmbedNormException(
-            "Cannot normalize row "
-                + (firstRowIndex + from)
-                + " of column '"
-                + input.name()
-                + "': it holds "
-                + bytes
-                + " bytes, more than one buffer view can hold ("
-                + Integer.MAX_VALUE
-                + ")");
-      }
-      sink.run(from, to);
-    }
-
-    private long bytes(int from, int to) {
-      return (input.boundary(to) - input.boundary(from)) * byteWidth;
-    }
-
-    private int width(int row) {
-      return (int) (input.boundary(row + 1) - input.boundary(row));
-    }
-
-    private boolean fits(int width) {
-      if (width == 0) {
-        return true;
-      }
-      for (Normalization step : steps) {
-        if ((step.hasWeight() && step.weight().length != width)
-            || (step.hasBias() && step.bias().length != width)) {
-          return false;
-        }
-      }
-      return true;
-    }
   }
 }

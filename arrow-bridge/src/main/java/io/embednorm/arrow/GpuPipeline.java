@@ -1,11 +1,7 @@
 package io.embednorm.arrow;
 
-import io.embednorm.engine.ColumnShape;
-import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuOutOfMemoryException;
-import io.embednorm.engine.HostPin;
 import io.embednorm.engine.Normalization;
-import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.PipelineSession;
 import io.embednorm.engine.TransferTimes;
 import java.util.List;
@@ -13,14 +9,14 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.FieldVector;
 
 /**
- * Sends runs of a column's rows through a {@link PipelineSession}: straight from the input's
- * element buffer to the device and back into the output's, by address. Both buffers are pinned for
- * the call first (nothing to do for pinned Arrow memory; registration otherwise; pageable copies
- * where neither works). A run that does not fit the device is split in halves and retried, down to
- * {@link #SPLIT_FLOOR_BYTES} or one row; a run that still does not fit throws, and the whole call
- * runs again on the CPU engine ({@link ChunkedNormalization}).
+ * Sends runs of a column's rows through a {@link PipelineSession} on one GPU: straight from the
+ * input's element buffer to the device and back into the output's, by address, both pinned for the
+ * call beforehand ({@link PinnedColumn}). A run that does not fit the device is split in halves and
+ * retried, down to {@link #SPLIT_FLOOR_BYTES} or one row; a run that still does not fit throws, and
+ * the whole call runs again on the CPU engine ({@link ChunkedNormalization}).
  *
- * <p>Closing waits for every chunk in flight, then unpins: the device never writes into memory that
+ * <p>The session opens when the pipeline is made (waiting for one of the engine's sessions) and
+ * closes with it. Closing waits for every chunk in flight: the device never writes into memory that
  * is no longer pinned or no longer the caller's.
  */
 final class GpuPipeline implements ChunkedNormalization.RunSink {
@@ -30,8 +26,7 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
    */
   static final long SPLIT_FLOOR_BYTES = 64L << 10;
 
-  private final NormalizationEngine engine;
-  private final List<Normalization> steps;
+  private final GpuDevice device;
   private final ListColumn input;
   private final long firstRowIndex;
   private final NormalizationMetrics metrics;
@@ -39,20 +34,19 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
   private final int byteWidth;
   private final ArrowBuf inputData;
   private final ArrowBuf outputData;
-  private ColumnShape shape;
-  private PipelineSession session;
-  private HostPin inputPin;
-  private HostPin outputPin;
+  private final PinnedColumn pins;
+  private final PipelineSession session;
 
+  /** Opens a session on {@code device}, waiting while the engine's limit of sessions are open. */
   GpuPipeline(
-      NormalizationEngine engine,
+      GpuDevice device,
       List<Normalization> steps,
       ListColumn input,
       FieldVector output,
+      PinnedColumn pins,
       long firstRowIndex,
       NormalizationMetrics metrics) {
-    this.engine = engine;
-    this.steps = steps;
+    this.device = device;
     this.input = input;
     this.firstRowIndex = firstRowIndex;
     this.metrics = metrics;
@@ -60,11 +54,12 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     this.byteWidth = input.type().byteWidth();
     this.inputData = input.elements().getDataBuffer();
     this.outputData = ListColumn.elementsOf(output).getDataBuffer();
+    this.pins = pins;
+    this.session = device.engine().openSession(steps, input.type());
   }
 
   @Override
   public void run(int from, int to) {
-    open();
     try {
       enqueue(from, to);
     } catch (GpuOutOfMemoryException full) {
@@ -80,68 +75,14 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
 
   @Override
   public void finish() {
-    if (session == null) {
-      return;
-    }
     TransferTimes times = session.finish();
-    metrics.addChunks(times.chunks());
+    metrics.addChunks(device.ordinal(), times.chunks());
     metrics.addGpuTimes(times.uploadNanos(), times.kernelNanos(), times.downloadNanos());
   }
 
   @Override
   public void close() {
-    try {
-      if (session != null) {
-        session.close();
-      }
-    } finally {
-      unpin(inputPin);
-      unpin(outputPin);
-    }
-  }
-
-  /** Opens the session and pins both buffers on the first run. */
-  private void open() {
-    if (session != null) {
-      return;
-    }
-    long end = input.boundary(input.rows());
-    long bytes = (end - base) * byteWidth;
-    inputPin = pin(inputData.memoryAddress() + base * byteWidth, bytes);
-    outputPin = pin(outputData.memoryAddress(), bytes);
-    session = engine.openSession(steps, input.type());
-  }
-
-  /** The widest row and the alignment of all rows: one plan for every chunk of the column. */
-  private ColumnShape shape() {
-    if (shape == null) {
-      int widest = 0;
-      boolean aligned = true;
-      long address = inputData.memoryAddress();
-      for (int row = 0; row < input.rows(); row++) {
-        int width = (int) (input.boundary(row + 1) - input.boundary(row));
-        widest = Math.max(widest, width);
-        aligned &=
-            ColumnShape.fitsVectors(input.type(), address + input.boundary(row) * byteWidth, width);
-      }
-      shape = new ColumnShape(widest, aligned);
-    }
-    return shape;
-  }
-
-  /**
-   * Pins a range, or returns null where this process has no pinned memory (an engine that copies to
-   * a device of its own without CUDA, as tests' engines do): the copies are then staged.
-   */
-  private HostPin pin(long address, long bytes) {
-    if (Engines.gpuUnavailableReason() != null) {
-      return null;
-    }
-    HostPin pin = Engines.hostMemory().pin(address, bytes);
-    if (pin.kind() == HostPin.Kind.REGISTERED) {
-      metrics.addRegistered(bytes, pin.registrationNanos());
-    }
-    return pin;
+    session.close();
   }
 
   private void enqueue(int from, int to) {
@@ -155,30 +96,19 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     } else {
       long offsetBytes =
           session.enqueueRagged(
-              inputAddress, outputAddress, input.offsets(from, to), firstRowIndex + from, shape());
+              inputAddress,
+              outputAddress,
+              input.offsets(from, to),
+              firstRowIndex + from,
+              pins.shape());
       metrics.addStaged(offsetBytes);
       metrics.addTransfer(offsetBytes, 0);
     }
     metrics.addTransfer(bytes, bytes);
-    count(inputPin, bytes);
-    count(outputPin, bytes);
-  }
-
-  private void count(HostPin pin, long bytes) {
-    if (pin != null && pin.isPinned()) {
-      metrics.addPinned(bytes);
-    } else {
-      metrics.addStaged(bytes);
-    }
+    pins.countCopies(bytes, metrics);
   }
 
   private long bytes(int from, int to) {
     return (input.boundary(to) - input.boundary(from)) * byteWidth;
-  }
-
-  private static void unpin(HostPin pin) {
-    if (pin != null) {
-      pin.close();
-    }
   }
 }

@@ -1,5 +1,9 @@
 package io.embednorm.arrow;
 
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentMap;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.concurrent.atomic.LongAdder;
 
@@ -23,6 +27,7 @@ public final class NormalizationMetrics {
   private final LongAdder calls = new LongAdder();
   private final LongAdder rows = new LongAdder();
   private final LongAdder chunks = new LongAdder();
+  private final ConcurrentMap<Integer, LongAdder> chunksPerGpu = new ConcurrentHashMap<>();
   private final LongAdder bytesUploaded = new LongAdder();
   private final LongAdder bytesDownloaded = new LongAdder();
   private final LongAdder pinnedBytes = new LongAdder();
@@ -52,6 +57,16 @@ public final class NormalizationMetrics {
   /** GPU chunks: pieces of a call that went through the copy-kernel-copy pipeline. */
   public long chunks() {
     return chunks.sum();
+  }
+
+  /**
+   * GPU chunks by CUDA ordinal of the GPU that ran them (a normalizer over several GPUs spreads a
+   * call's chunks over them); the values add up to {@link #chunks()}. Empty when no chunk ran.
+   */
+  public Map<Integer, Long> chunksPerGpu() {
+    Map<Integer, Long> counts = new TreeMap<>();
+    chunksPerGpu.forEach((ordinal, count) -> counts.put(ordinal, count.sum()));
+    return counts;
   }
 
   /** Bytes copied host to device (rows, offsets; not weights). */
@@ -140,6 +155,11 @@ public final class NormalizationMetrics {
     calls.add(other.calls());
     rows.add(other.rows());
     chunks.add(other.chunks());
+    other
+        .chunksPerGpu()
+        .forEach(
+            (ordinal, count) ->
+                chunksPerGpu.computeIfAbsent(ordinal, key -> new LongAdder()).add(count));
     bytesUploaded.add(other.bytesUploaded());
     bytesDownloaded.add(other.bytesDownloaded());
     pinnedBytes.add(other.pinnedBytes());
@@ -165,8 +185,9 @@ public final class NormalizationMetrics {
     wallNanos.add(wall);
   }
 
-  void addChunks(long count) {
+  void addChunks(int gpuOrdinal, long count) {
     chunks.add(count);
+    chunksPerGpu.computeIfAbsent(gpuOrdinal, ordinal -> new LongAdder()).add(count);
   }
 
   void addTransfer(long up, long down) {
@@ -208,12 +229,14 @@ public final class NormalizationMetrics {
     outOfMemorySplits.increment();
   }
 
+  /** The figures on one line; chunks per GPU only when chunks went to more than one. */
   @Override
   public String toString() {
+    Map<Integer, Long> perGpu = chunksPerGpu();
     return String.format(
         "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d"
             + " registration=%.3fms upload=%.3fms kernel=%.3fms download=%.3fms cpu=%.3fms"
-            + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d",
+            + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d%s",
         calls(),
         rows(),
         chunks(),
@@ -230,6 +253,7 @@ public final class NormalizationMetrics {
         wallNanos() / 1e6,
         cpuFallbackCalls(),
         cpuFallbackRows(),
-        outOfMemorySplits());
+        outOfMemorySplits(),
+        perGpu.size() > 1 ? " chunksPerGpu=" + perGpu : "");
   }
 }

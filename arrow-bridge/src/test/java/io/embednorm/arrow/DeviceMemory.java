@@ -10,15 +10,21 @@ import jcuda.driver.CUcontext;
 import jcuda.driver.CUdevice;
 
 /**
- * GPU 0's memory in use, as the driver reports it: leak checks compare it before and after. Shared
+ * A GPU's memory in use, as the driver reports it: leak checks compare it before and after. Shared
  * with spark-udf's tests through this module's test-jar.
  */
 public final class DeviceMemory {
   private DeviceMemory() {}
 
+  /** GPU 0's. */
   public static long inUse() {
+    return inUse(0);
+  }
+
+  /** GPU {@code ordinal}'s. */
+  public static long inUse(int ordinal) {
     CUdevice device = new CUdevice();
-    cuDeviceGet(device, 0);
+    cuDeviceGet(device, ordinal);
     CUcontext context = new CUcontext();
     cuDevicePrimaryCtxRetain(context, device);
     try {

@@ -37,9 +37,14 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * overlap). Rate = input bytes normalized per second; the ceiling is half the duplex rate, since
  * every byte goes up once and down once.
  *
+ * <p>With {@code --gpus 0,1} (two or more GPUs) each width ends with the spread: the pipeline on
+ * the first listed GPU alone and then over all listed GPUs, on the same pinned batches, at each
+ * chunk size, with the ratio of their rates, the chunks each GPU ran, and whether the outputs are
+ * equal bit for bit. The rows above it are unchanged (GPU 0's).
+ *
  * <pre>
  * java -cp ... io.embednorm.benchmarks.PipelineBenchmark [--widths 768,4096] [--gib 4]
- *     [--batch-mib 512] [--chunks-mib 4,8,16,32,64] [--op rms_norm] [--repeats 3]
+ *     [--batch-mib 512] [--chunks-mib 4,8,16,32,64] [--op rms_norm] [--repeats 3] [--gpus 0,1]
  * </pre>
  */
 public final class PipelineBenchmark {
@@ -51,6 +56,7 @@ public final class PipelineBenchmark {
   private final long[] chunkSizes;
   private final Normalization normalization;
   private final int repeats;
+  private final int[] gpus;
 
   private PipelineBenchmark(String[] arguments) {
     int[] parsedWidths = {768, 4096};
@@ -59,6 +65,7 @@ public final class PipelineBenchmark {
     long[] chunks = {4, 8, 16, 32, 64};
     Op op = Op.RMS_NORM;
     int parsedRepeats = 3;
+    int[] parsedGpus = {0};
     for (int index = 0; index + 1 < arguments.length; index += 2) {
       String value = arguments[index + 1];
       switch (arguments[index]) {
@@ -80,6 +87,9 @@ public final class PipelineBenchmark {
         case "--repeats":
           parsedRepeats = Integer.parseInt(value);
           break;
+        case "--gpus":
+          parsedGpus = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
+          break;
         default:
           throw new IllegalArgumentException("unknown option " + arguments[index]);
       }
@@ -90,6 +100,7 @@ public final class PipelineBenchmark {
     this.chunkSizes = Arrays.stream(chunks).map(size -> size * MEBIBYTE).toArray();
     this.normalization = Normalization.of(op);
     this.repeats = parsedRepeats;
+    this.gpus = parsedGpus;
   }
 
   public static void main(String[] arguments) {
@@ -192,6 +203,9 @@ public final class PipelineBenchmark {
       }
       naive(plain, plainBatches, width, inputBytes, ceiling);
       checkSame(pinned, plain, pinnedBatches.get(0), plainBatches.get(0), width);
+      if (gpus.length > 1) {
+        spread(pinned, pinnedBatches, inputBytes, ceiling);
+      }
     } finally {
       pinnedBatches.forEach(FieldVector::close);
       plainBatches.forEach(FieldVector::close);
@@ -202,7 +216,67 @@ public final class PipelineBenchmark {
     return ArrowNormalizer.builder(allocator).device(DeviceChoice.GPU).gpuChunkBytes(chunk).build();
   }
 
-  private void measure(
+  /**
+   * The pipeline on the first of {@code --gpus} alone, then over all of them, on the same pinned
+   * batches at each chunk size; the share of the ceiling is of the listed GPUs' ceilings together
+   * (each GPU has its own link), taken as this GPU's times their number.
+   */
+  private void spread(
+      BufferAllocator pinned, List<FieldVector> batches, long inputBytes, double ceiling) {
+    String all = "GPUs " + Arrays.toString(gpus);
+    System.out.printf(
+        "spread over %s, pinned, same batches (%% ceiling: of %d times the one above)%n",
+        all, gpus.length);
+    for (long chunk : chunkSizes) {
+      String size = chunk / MEBIBYTE + " MiB";
+      try (ArrowNormalizer one =
+              ArrowNormalizer.builder(pinned)
+                  .device(DeviceChoice.GPU)
+                  .gpuOrdinal(gpus[0])
+                  .gpuChunkBytes(chunk)
+                  .build();
+          ArrowNormalizer several =
+              ArrowNormalizer.builder(pinned)
+                  .device(DeviceChoice.GPU)
+                  .gpuOrdinals(gpus)
+                  .gpuChunkBytes(chunk)
+                  .build()) {
+        Measured alone =
+            measure(
+                "pipeline, pinned, " + size + ", GPU " + gpus[0],
+                one,
+                batches,
+                inputBytes,
+                ceiling * gpus.length);
+        Measured spread =
+            measure(
+                "pipeline, pinned, " + size + ", " + all,
+                several,
+                batches,
+                inputBytes,
+                ceiling * gpus.length);
+        boolean same;
+        try (FieldVector onOne = one.normalize(batches.get(0), normalization);
+            FieldVector onSeveral = several.normalize(batches.get(0), normalization)) {
+          same = sameBits(onOne, onSeveral);
+        }
+        System.out.printf(
+            "ratio %s / GPU %d at %s: %.2fx; chunks per GPU %s; output equal bit for bit: %s%n",
+            all,
+            gpus[0],
+            size,
+            spread.rate() / alone.rate(),
+            gpus[0],
+            spread.metrics().chunksPerGpu(),
+            same);
+      }
+    }
+  }
+
+  /** A mode's median rate and the metrics of its last pass. */
+  private record Measured(double rate, NormalizationMetrics metrics) {}
+
+  private Measured measure(
       String mode,
       ArrowNormalizer normalizer,
       List<FieldVector> batches,
@@ -230,6 +304,7 @@ public final class PipelineBenchmark {
         last.downloadNanos() / 1e6,
         100.0 * last.pinnedBytes() / Math.max(1, moved),
         last.registrationNanos() / 1e6);
+    return new Measured(rate, last);
   }
 
   private void pass(
@@ -337,13 +412,21 @@ public final class PipelineBenchmark {
         FieldVector piped = normalizer.normalize(pinnedBatch, normalization);
         CudaEngine engine = new CudaEngine(0);
         FieldVector naive = naiveBatch(engine, plain, plainBatch, width)) {
-      long bytes = (long) pinnedBatch.getValueCount() * width * Float.BYTES;
-      boolean same = true;
-      for (long offset = 0; offset < bytes && same; offset += Long.BYTES) {
-        same = data(piped).getLong(offset) == data(naive).getLong(offset);
-      }
-      System.out.println("pipeline output equals naive output bit for bit: " + same);
+      System.out.println(
+          "pipeline output equals naive output bit for bit: " + sameBits(piped, naive));
     }
+  }
+
+  /** Whether two batches of the same shape hold the same element bits. */
+  private static boolean sameBits(FieldVector first, FieldVector second) {
+    long bytes =
+        (long) first.getValueCount() * ((FixedSizeListVector) first).getListSize() * Float.BYTES;
+    for (long offset = 0; offset < bytes; offset += Long.BYTES) {
+      if (data(first).getLong(offset) != data(second).getLong(offset)) {
+        return false;
+      }
+    }
+    return true;
   }
 
   private static FieldVector randomBatch(BufferAllocator allocator, int rows, int width) {

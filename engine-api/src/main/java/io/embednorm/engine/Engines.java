@@ -77,6 +77,14 @@ public final class Engines {
   }
 
   /**
+   * How many GPUs engines can open in this process (ordinals 0 to the count less one), or 0 when no
+   * GPU is usable ({@link #gpuUnavailableReason()}).
+   */
+  public static int gpuCount() {
+    return gpuUnavailableReason() == null ? Providers.ALL.get(Device.GPU).deviceCount() : 0;
+  }
+
+  /**
    * The pinned host memory of the GPU engine.
    *
    * @throws EmbedNormException when no GPU is usable in this process (pinned memory needs the

@@ -18,6 +18,12 @@ public final class CudaEngineProvider implements EngineProvider {
     return CudaEngine.unavailableReason();
   }
 
+  /** The CUDA devices the driver reports to this process (those CUDA_VISIBLE_DEVICES leaves). */
+  @Override
+  public int deviceCount() {
+    return CudaAvailability.get().deviceCount();
+  }
+
   @Override
   public NormalizationEngine open(int threads, GpuSettings gpu) {
     return new CudaEngine(gpu);

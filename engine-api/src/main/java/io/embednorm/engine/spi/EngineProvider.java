@@ -22,6 +22,14 @@ public interface EngineProvider {
   String unavailableReason();
 
   /**
+   * How many devices of this kind engines can open, by ordinal from 0; asked only when {@link
+   * #unavailableReason()} is null. One unless the provider says otherwise.
+   */
+  default int deviceCount() {
+    return 1;
+  }
+
+  /**
    * A new engine; the caller closes it.
    *
    * @param threads the most host threads one call may use (CPU engines)
