@@ -1,6 +1,7 @@
 package io.embednorm.arrow;
 
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.util.MemoryUtil;
 import org.apache.arrow.vector.BitVectorHelper;
 
 /** Ranges of validity bits, read and set a byte or a word at a time. */
@@ -15,10 +16,19 @@ final class BitRanges {
         return false;
       }
     }
-    for (; bit + Long.SIZE <= to; bit += Long.SIZE) {
-      if (bits.getLong(bit >>> 3) != -1L) {
-        return false;
+    long words = (to - bit) / Long.SIZE;
+    if (words > 0) {
+      // One bounds check for the range, then plain reads: ArrowBuf.getLong checks every word, which
+      // made this scan of a large batch's element validity take as long as the batch's GPU copies.
+      long first = bit >>> 3;
+      bits.checkBytes(first, first + words * Long.BYTES);
+      long address = bits.memoryAddress() + first;
+      for (long word = 0; word < words; word++) {
+        if (MemoryUtil.getLong(address + word * Long.BYTES) != -1L) {
+          return false;
+        }
       }
+      bit += words * Long.SIZE;
     }
     for (; bit + Byte.SIZE <= to; bit += Byte.SIZE) {
       if (bits.getByte(bit >>> 3) != (byte) 0xFF) {
