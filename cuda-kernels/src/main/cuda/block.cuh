@@ -81,6 +81,9 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
   auto reduce_exact = [&](double value) {
     return block_reduce<double, false>(value, scratch_double);
   };
+  auto reduce_exact_max = [&](double value) {
+    return block_reduce<double, true>(value, scratch_double);
+  };
 
   for (long long row = first_row; row < rows; row += row_step) {
     const long long start = row_start<T>(offsets, row, width);
@@ -139,7 +142,8 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
       }
     };
 
-    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+    if constexpr (OP == kRmsNorm || lp_norm(OP) || OP == kLayerNorm) {
+      // squares: Σx² of the (centred) row, or l1's and linf's statistic (norm_term).
       C shift = 0, mean = 0, squares = 0;
       if constexpr (OP == kLayerNorm) {
         shift = widen(in[0]);
@@ -159,16 +163,16 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
       } else {
         for_each([&](int col, auto& values) {
           load(col, values, true);
-          for (C value : values) squares += value * value;
+          for (C value : values) squares = norm_combine<OP>(squares, norm_term<OP>(value));
         });
       }
-      squares = reduce_sum(squares);
-      const double eps_floor = OP == kL2Normalize ? 0x1p-40 : 0x1p-60;
+      squares = OP == kLinfNormalize ? reduce_max(squares) : reduce_sum(squares);
+      const double eps_floor = lp_norm(OP) ? 0x1p-40 : 0x1p-60;
       const bool sum_ok =
           OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
       if (sum_ok && safe_squares(squares, eps, eps_floor)) {
-        const C scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
-                                           : C(1) / sqrt_c(squares / n + epsilon);
+        const C scale = lp_norm(OP) ? C(1) / max_nan(norm_of<OP>(squares), epsilon)
+                                    : C(1) / sqrt_c(squares / n + epsilon);
         for_each([&](int col, auto& values) {
           load(col, values, false);
           for (C& value : values) {
@@ -192,12 +196,12 @@ __device__ __forceinline__ void block_rows(const T* __restrict__ input, T* __res
           load(col, values, false);
           for (C value : values) {
             const double centered = static_cast<double>(value) - offset;
-            exact += centered * centered;
+            exact = norm_combine<OP>(exact, norm_term<OP>(centered));
           }
         });
-        exact = reduce_exact(exact);
-        const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(exact), eps)
-                                                : 1.0 / sqrt(exact / n + eps);
+        exact = OP == kLinfNormalize ? reduce_exact_max(exact) : reduce_exact(exact);
+        const double scale = lp_norm(OP) ? 1.0 / max_nan(norm_of<OP>(exact), eps)
+                                         : 1.0 / sqrt(exact / n + eps);
         for_each([&](int col, auto& values) {
           load(col, values, false);
           for (C& value : values) {

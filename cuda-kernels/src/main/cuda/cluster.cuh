@@ -137,12 +137,12 @@ __device__ __noinline__ double2 cluster_exact_statistics(const T* in, int n, int
     const int col = (first + p * stride) * PACK;
     for (int k = 0; k < PACK && col < n; ++k) {
       const double centered = static_cast<double>(widen(in[col + k])) - offset;
-      squares += centered * centered;
+      squares = norm_combine<OP>(squares, norm_term<OP>(centered));
     }
   }
-  squares = cluster_reduce<double, false, CLUSTER>(squares, exchange, rank, round);
-  const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(squares), eps)
-                                          : 1.0 / sqrt(squares / n + eps);
+  squares = cluster_reduce<double, OP == kLinfNormalize, CLUSTER>(squares, exchange, rank, round);
+  const double scale = lp_norm(OP) ? 1.0 / max_nan(norm_of<OP>(squares), eps)
+                                   : 1.0 / sqrt(squares / n + eps);
   return make_double2(scale, offset);
 }
 
@@ -246,8 +246,8 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
       return (partials[0] + partials[1]) + (partials[2] + partials[3]);
     };
     C shift = 0, mean = 0, scale = 1;
-    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
-      C squares4[4] = {0, 0, 0, 0};
+    if constexpr (OP == kRmsNorm || lp_norm(OP) || OP == kLayerNorm) {
+      C squares4[4] = {0, 0, 0, 0};  // Σx² (centred), or l1's and linf's statistic (norm_term)
       if constexpr (OP == kLayerNorm) {
         shift = widen(in[0]);
         C partial4[4] = {0, 0, 0, 0};
@@ -272,12 +272,18 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
 #pragma unroll
         for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
-          for (int k = 0; k < PACK; ++k) squares4[p & 3] += value(p, k) * value(p, k);
+          for (int k = 0; k < PACK; ++k) {
+            squares4[p & 3] = norm_combine<OP>(squares4[p & 3], norm_term<OP>(value(p, k)));
+          }
         }
       }
-      const C squares = sum(total4(squares4));
+      const C squares =
+          OP == kLinfNormalize
+              ? maximum_of(max_nan(max_nan(squares4[0], squares4[1]),
+                                   max_nan(squares4[2], squares4[3])))
+              : sum(total4(squares4));
       rewiden();
-      const double eps_floor = OP == kL2Normalize ? 0x1p-40 : 0x1p-60;
+      const double eps_floor = lp_norm(OP) ? 0x1p-40 : 0x1p-60;
       const bool sum_ok =
           OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
       if (sum_ok && safe_squares(squares, eps, eps_floor)) {
@@ -287,8 +293,8 @@ __device__ __forceinline__ void cluster_rows(const T* __restrict__ input, T* __r
         // layer_norm divides.
         const C mean_square =
             OP == kRmsNorm ? __fmul_rn(squares, __frcp_rn(static_cast<C>(n))) : squares / n;
-        scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
-                                   : C(1) / sqrt_c(mean_square + epsilon);
+        scale = lp_norm(OP) ? C(1) / max_nan(norm_of<OP>(squares), epsilon)
+                            : C(1) / sqrt_c(mean_square + epsilon);
       } else {
         // Rare: the row's statistics in double and its outputs, out of line so the hot path keeps
         // its registers (uniform in the cluster: every block has the same sums).

@@ -65,6 +65,37 @@ __device__ __forceinline__ double log_c(double x) { return log(x); }
 __device__ __forceinline__ float sqrt_c(float x) { return sqrtf(x); }
 __device__ __forceinline__ double sqrt_c(double x) { return sqrt(x); }
 
+// The statistic of a row under OP, as one term an element and their combination: x² summed for
+// rms_norm, layer_norm (on centred values) and l2_normalize, |x| summed for l1_normalize, |x| by a
+// NaN-propagating max for linf_normalize. Every term is >= 0 (or NaN), so the 0 of an absent
+// element (padding) changes neither. norm_of turns the reduced statistic into the p-norm.
+template <int OP, typename C>
+__device__ __forceinline__ C norm_term(C x) {
+  if constexpr ((OP == kL1Normalize || OP == kLinfNormalize) && std::is_same_v<C, float>) {
+    return fabsf(x);
+  } else if constexpr (OP == kL1Normalize || OP == kLinfNormalize) {
+    return fabs(x);
+  } else {
+    return x * x;
+  }
+}
+template <int OP, typename C>
+__device__ __forceinline__ C norm_combine(C a, C b) {
+  if constexpr (OP == kLinfNormalize) {
+    return max_nan(a, b);
+  } else {
+    return a + b;
+  }
+}
+template <int OP, typename C>
+__device__ __forceinline__ C norm_of(C statistic) {
+  if constexpr (OP == kL2Normalize) {
+    return sqrt_c(statistic);
+  } else {
+    return statistic;
+  }
+}
+
 // Whether a float sum of squares can be trusted: finite, no overflow on the way, and either no
 // underflow or an eps large enough to dominate whatever underflowed. Doubles are always trusted.
 __device__ __forceinline__ bool safe_squares(float squares, double eps, double eps_floor) {
@@ -130,6 +161,16 @@ __device__ __forceinline__ C group_max(C value, int group) {
   return value;
 }
 
+// A row's statistic (norm_term, norm_combine) over the group.
+template <int OP, typename C>
+__device__ __forceinline__ C group_statistic(C value, int group) {
+  if constexpr (OP == kLinfNormalize) {
+    return group_max(value, group);
+  } else {
+    return group_sum(value, group);
+  }
+}
+
 // The rare float64 fallback's statistics: the row's in double, re-read from memory by a group of
 // lanes. Returns (scale, shift): outputs are ((double) x - shift) * scale. Every lane of the warp
 // calls it. Inlined: as a call (__noinline__) the registers live across it were saved to local
@@ -149,11 +190,11 @@ __device__ __forceinline__ double2 exact_statistics(const T* row, int n, int gro
   double squares = 0;
   for (int col = group_lane; col < n; col += group) {
     const double centered = static_cast<double>(widen(row[col])) - shift;
-    squares += centered * centered;
+    squares = norm_combine<OP>(squares, norm_term<OP>(centered));
   }
-  squares = group_sum(squares, group);
-  const double scale = OP == kL2Normalize ? 1.0 / max_nan(sqrt(squares), eps)
-                                          : 1.0 / sqrt(squares / n + eps);
+  squares = group_statistic<OP>(squares, group);
+  const double scale = lp_norm(OP) ? 1.0 / max_nan(norm_of<OP>(squares), eps)
+                                   : 1.0 / sqrt(squares / n + eps);
   return make_double2(scale, shift);
 }
 

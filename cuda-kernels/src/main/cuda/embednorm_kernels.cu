@@ -1,4 +1,4 @@
-// embednorm's CUDA kernels: the five row-wise normalizations (docs/SEMANTICS.md, "Ops") over a
+// embednorm's CUDA kernels: the row-wise normalizations (docs/SEMANTICS.md, "Ops") over a
 // batch of rows, one fatbin (build-fatbin.sh). This file instantiates the kernels and exports the
 // planner's tables; the headers hold one path each, and are parts of this one translation unit:
 //   tuning.cuh    which kernel runs a batch and how it is launched, declared once (exported below)
@@ -10,7 +10,8 @@
 //   (const T* input, T* output, const long long* offsets, long long rows, int width,
 //    int group, double eps, const C* weight, const C* bias)
 // and carries one op, named in the kernel's name (rms_norm, layer_norm, softmax, log_softmax,
-// l2_normalize): each kernel holds only its op's code, which keeps registers, and so occupancy, up.
+// l2_normalize, l1_normalize, linf_normalize): each kernel holds only its op's code, which keeps
+// registers, and so occupancy, up.
 // Rows are contiguous (offsets == nullptr: row r holds elements [r*width, (r+1)*width)) or ragged
 // (row r holds [offsets[r], offsets[r+1]); `width` is then the widest row). C is the compute type:
 // float for float32, float16 and bfloat16 (loaded narrow, computed in float, stored narrow once);
@@ -192,6 +193,8 @@ EMBEDNORM_OP(layer_norm, kLayerNorm, EMBEDNORM_WARP, EMBEDNORM_SKIP)
 EMBEDNORM_OP(softmax, kSoftmax, EMBEDNORM_WARP, EMBEDNORM_BLOCK)
 EMBEDNORM_OP(log_softmax, kLogSoftmax, EMBEDNORM_WARP, EMBEDNORM_BLOCK)
 EMBEDNORM_OP(l2_normalize, kL2Normalize, EMBEDNORM_WARP, EMBEDNORM_BLOCK)
+EMBEDNORM_OP(l1_normalize, kL1Normalize, EMBEDNORM_WARP, EMBEDNORM_BLOCK)
+EMBEDNORM_OP(linf_normalize, kLinfNormalize, EMBEDNORM_WARP, EMBEDNORM_BLOCK)
 
 // ---------------------------------------------------------------------------------------------
 // The planner's tables (tuning.cuh), read by the Java planner with cuModuleGetGlobal.

@@ -83,8 +83,8 @@ __device__ __forceinline__ void tile_row(T* const (&rows)[ROWS], int n, int lane
   }
   C scale[ROWS], shift[ROWS], mean[ROWS], maximum[ROWS], inverse[ROWS], log_sum[ROWS];
   bool needs_double[ROWS];
-  if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
-    C squares[ROWS];
+  if constexpr (OP == kRmsNorm || lp_norm(OP) || OP == kLayerNorm) {
+    C squares[ROWS];  // Σx² of the (centred) rows, or l1's and linf's statistic (norm_term)
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
       squares[r] = 0;
@@ -118,19 +118,21 @@ __device__ __forceinline__ void tile_row(T* const (&rows)[ROWS], int n, int lane
 #pragma unroll
       for (int r = 0; r < ROWS; ++r) {
 #pragma unroll
-        for (int j = 0; j < VPL; ++j) squares[r] += x[r][j] * x[r][j];  // 0 past the row
+        for (int j = 0; j < VPL; ++j) {
+          squares[r] = norm_combine<OP>(squares[r], norm_term<OP>(x[r][j]));  // 0 past the row
+        }
       }
     }
-    warp_reduce_rows<false>(squares);
+    warp_reduce_rows<OP == kLinfNormalize>(squares);
     const C epsilon = static_cast<C>(eps);
 #pragma unroll
     for (int r = 0; r < ROWS; ++r) {
       const bool sum_ok = OP != kLayerNorm ||
                           (mean[r] == mean[r] && mean[r] <= C(0x1p100f) && mean[r] >= C(-0x1p100f));
       needs_double[r] =
-          !sum_ok || !safe_squares(squares[r], eps, OP == kL2Normalize ? 0x1p-40 : 0x1p-60);
-      scale[r] = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares[r]), epsilon)
-                                    : C(1) / sqrt_c(squares[r] / n + epsilon);
+          !sum_ok || !safe_squares(squares[r], eps, lp_norm(OP) ? 0x1p-40 : 0x1p-60);
+      scale[r] = lp_norm(OP) ? C(1) / max_nan(norm_of<OP>(squares[r]), epsilon)
+                             : C(1) / sqrt_c(squares[r] / n + epsilon);
     }
   } else {
     C sum[ROWS];
@@ -174,7 +176,7 @@ __device__ __forceinline__ void tile_row(T* const (&rows)[ROWS], int n, int lane
       continue;
     }
     auto result = [&](int j) {
-      if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
+      if constexpr (OP == kRmsNorm || lp_norm(OP)) {
         return x[r][j] * scale[r];
       } else if constexpr (OP == kLayerNorm) {
         return ((x[r][j] - shift[r]) - mean[r]) * scale[r];

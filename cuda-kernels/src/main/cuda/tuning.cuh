@@ -26,7 +26,16 @@ constexpr int kLayerNorm = 1;
 constexpr int kSoftmax = 2;
 constexpr int kLogSoftmax = 3;
 constexpr int kL2Normalize = 4;
-constexpr int kOps = 5;
+constexpr int kL1Normalize = 5;
+constexpr int kLinfNormalize = 6;
+constexpr int kOps = 7;
+
+// The p-norm normalizations, x / max(norm, eps): l2_normalize, and l1_normalize and linf_normalize,
+// which run l2_normalize's code with Σ|x| or max |x| for Σx² and take its tuning (not timed apart:
+// the same loads, registers and reductions, an abs for a multiply).
+__host__ __device__ constexpr bool lp_norm(int op) {
+  return op == kL2Normalize || op == kL1Normalize || op == kLinfNormalize;
+}
 
 constexpr int kF16 = 0;
 constexpr int kBF16 = 1;
@@ -132,14 +141,14 @@ __host__ __device__ constexpr int warp_rows_per_lane(int op, int bytes, int pack
 __host__ __device__ constexpr int warp_min_blocks(int op, int bytes, int pack, int packs,
                                                   bool half) {
   const int cols = pack * packs;
-  const bool norm = op == kRmsNorm || op == kLayerNorm || op == kL2Normalize;
+  const bool norm = op == kRmsNorm || op == kLayerNorm || lp_norm(op);
   if (warp_lockstep(bytes, pack)) {
     if (half && op == kLayerNorm && packs == 2) return 2;  // widened rows, 2 a lane
     if (bytes == 4) {
       if (packs == 1) return 4;
       if (packs == 2) return norm ? 3 : 4;
       if (packs == 3 || packs == 4) return 2;
-      return op == kRmsNorm || op == kL2Normalize ? 3 : 2;
+      return op == kRmsNorm || lp_norm(op) ? 3 : 2;
     }
     if (packs <= 2) return op == kLayerNorm ? 3 : 4;
     if (packs == 3 && op == kLayerNorm) return 3;
@@ -190,7 +199,7 @@ __host__ __device__ constexpr bool warp_one_pass(int memory, int op, int type, i
                                                  int packs_per_row) {
   if (!warp_lockstep(type_bytes(type), pack)) return false;
   const bool full = packs_per_row == 32 * packs;
-  const bool norm = op == kRmsNorm || op == kL2Normalize;
+  const bool norm = op == kRmsNorm || lp_norm(op);
   if (memory == kSlowerMemory) {
     if (packs != 6 || full) return true;
     const bool mostly_full = 4 * packs_per_row >= 3 * 32 * packs;

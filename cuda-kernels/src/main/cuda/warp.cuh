@@ -27,11 +27,11 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
   use_double = false;
   scale_double = 0;
   shift_double = 0;
-  if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
-    C squares = 0;
+  if constexpr (OP == kRmsNorm || lp_norm(OP)) {
+    C squares = 0;  // the row's statistic: Σx², Σ|x| or max |x| (norm_term)
 #pragma unroll
-    for (int i = 0; i < kCols; ++i) squares += x[i] * x[i];
-    squares = group_sum(squares, group);
+    for (int i = 0; i < kCols; ++i) squares = norm_combine<OP>(squares, norm_term<OP>(x[i]));
+    squares = group_statistic<OP>(squares, group);
     use_double = n > 0 && !safe_squares(squares, eps, OP == kRmsNorm ? 0x1p-60 : 0x1p-40);
     // Shuffles need every lane of the warp: recompute when any group of the warp needs it.
     if (__any_sync(0xffffffffu, use_double)) {
@@ -39,7 +39,7 @@ __device__ __forceinline__ void warp_normalize(C (&x)[PACK * PACKS], const T* ro
       scale_double = exact.x;
     }
     const C scale = OP == kRmsNorm ? C(1) / sqrt_c(squares / n + epsilon)
-                                   : C(1) / max_nan(sqrt_c(squares), epsilon);
+                                   : C(1) / max_nan(norm_of<OP>(squares), epsilon);
 #pragma unroll
     for (int i = 0; i < kCols; ++i) x[i] *= scale;
   } else if constexpr (OP == kLayerNorm) {
@@ -211,7 +211,7 @@ __device__ __forceinline__ void warp_rows_lockstep(
   using C = typename Compute<T>::type;
   constexpr int kCols = PACK * PACKS;
   constexpr bool kRaw = RAW && sizeof(T) == 2 && PACK * sizeof(T) == 16;
-  constexpr bool kNorm = OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm;
+  constexpr bool kNorm = OP == kRmsNorm || lp_norm(OP) || OP == kLayerNorm;
   constexpr unsigned kAll = 0xffffffffu;
   const int lane = threadIdx.x & 31;
   const int group_lane = lane & (group - 1);
@@ -342,12 +342,16 @@ __device__ __forceinline__ void warp_rows_lockstep(
 #pragma unroll
           for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
-            for (int k = 0; k < PACK; ++k) squares[r] += value(r, p, k) * value(r, p, k);
+            for (int k = 0; k < PACK; ++k) {
+              squares[r] = norm_combine<OP>(squares[r], norm_term<OP>(value(r, p, k)));
+            }
           }
         }
         for (int mask = group >> 1; mask > 0; mask >>= 1) {
 #pragma unroll
-          for (int r = 0; r < ROWS; ++r) squares[r] += __shfl_xor_sync(kAll, squares[r], mask);
+          for (int r = 0; r < ROWS; ++r) {
+            squares[r] = norm_combine<OP>(squares[r], __shfl_xor_sync(kAll, squares[r], mask));
+          }
         }
       }
 #pragma unroll
@@ -355,10 +359,10 @@ __device__ __forceinline__ void warp_rows_lockstep(
         const bool sum_ok = OP != kLayerNorm || (mean[r] == mean[r] && mean[r] <= C(0x1p100f) &&
                                                  mean[r] >= C(-0x1p100f));
         need[r] = n[r] > 0 && !(sum_ok && safe_squares(squares[r], eps,
-                                                       OP == kL2Normalize ? 0x1p-40 : 0x1p-60));
+                                                       lp_norm(OP) ? 0x1p-40 : 0x1p-60));
         any = any || need[r];
-        scale[r] = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares[r]), epsilon)
-                                      : C(1) / sqrt_c(squares[r] / n[r] + epsilon);
+        scale[r] = lp_norm(OP) ? C(1) / max_nan(norm_of<OP>(squares[r]), epsilon)
+                               : C(1) / sqrt_c(squares[r] / n[r] + epsilon);
       }
     } else {
       C sum[ROWS];

@@ -86,8 +86,8 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
   const int n = row.n;
   const bool has_edge = row.edge >= 0;
   const C e = row.edge_value;
-  if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
-    C squares = 0;
+  if constexpr (OP == kRmsNorm || lp_norm(OP) || OP == kLayerNorm) {
+    C squares = 0;  // Σx² of the (centred) row, or l1's and linf's statistic (norm_term)
     if constexpr (OP == kLayerNorm) {
       const C shift = n > 0 ? widen(row.in[0]) : C(0);
       C sum = has_edge ? e - shift : C(0);
@@ -116,22 +116,24 @@ __device__ __forceinline__ RowStatistics<typename Compute<T>::type> warp_row_sta
       stats.shift = shift;
       stats.mean = mean;
     } else {
-      squares = e * e;  // 0 without an edge element, as are the packs past the row
+      squares = norm_term<OP>(e);  // 0 without an edge element, as are the packs past the row
 #pragma unroll
       for (int p = 0; p < MAXP; ++p) {
 #pragma unroll
-        for (int k = 0; k < PACK; ++k) squares += row.value(p, k) * row.value(p, k);
+        for (int k = 0; k < PACK; ++k) {
+          squares = norm_combine<OP>(squares, norm_term<OP>(row.value(p, k)));
+        }
       }
     }
-    squares = group_sum(squares, 32);
+    squares = group_statistic<OP>(squares, 32);
     const C mean = stats.mean;
     const bool sum_ok =
         OP != kLayerNorm || (mean == mean && mean <= C(0x1p100f) && mean >= C(-0x1p100f));
     stats.needs_double =
-        n > 0 && (!sum_ok || !safe_squares(squares, eps, OP == kL2Normalize ? 0x1p-40 : 0x1p-60));
+        n > 0 && (!sum_ok || !safe_squares(squares, eps, lp_norm(OP) ? 0x1p-40 : 0x1p-60));
     const C epsilon = static_cast<C>(eps);
-    stats.scale = OP == kL2Normalize ? C(1) / max_nan(sqrt_c(squares), epsilon)
-                                     : C(1) / sqrt_c(squares / n + epsilon);
+    stats.scale = lp_norm(OP) ? C(1) / max_nan(norm_of<OP>(squares), epsilon)
+                              : C(1) / sqrt_c(squares / n + epsilon);
   } else {
     C maximum = has_edge ? e : C(-INFINITY);
 #pragma unroll
@@ -166,7 +168,7 @@ __device__ __forceinline__ void warp_row_store(const RowSlice<T, PACK, MAXP, RAW
                                                const typename Compute<T>::type* bias) {
   using C = typename Compute<T>::type;
   auto result = [&](C value, int col) {
-    if constexpr (OP == kRmsNorm || OP == kL2Normalize) {
+    if constexpr (OP == kRmsNorm || lp_norm(OP)) {
       value *= stats.scale;
     } else if constexpr (OP == kLayerNorm) {
       value = ((value - stats.shift) - stats.mean) * stats.scale;
@@ -237,7 +239,7 @@ __device__ __forceinline__ void warp_row(const T* __restrict__ input, T* __restr
     for (int r = 0; r < kRows; ++r) {
       warp_row_store<OP, T, PACK, MAXP, RAW>(slice[r], stats[r], lane, weight, bias);
     }
-    if constexpr (OP == kRmsNorm || OP == kL2Normalize || OP == kLayerNorm) {
+    if constexpr (OP == kRmsNorm || lp_norm(OP) || OP == kLayerNorm) {
 #pragma unroll
       for (int r = 0; r < kRows; ++r) {
         if (stats[r].needs_double) {  // uniform across the warp: one row, reduced values

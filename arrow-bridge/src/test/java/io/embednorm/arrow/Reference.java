@@ -3,7 +3,7 @@ package io.embednorm.arrow;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.Normalization;
 
-/** The five ops in plain float64, straight from the formulas of docs/SEMANTICS.md, Ops. */
+/** The ops in plain float64, straight from the formulas of docs/SEMANTICS.md, Ops. */
 final class Reference {
   private Reference() {}
 
@@ -64,6 +64,21 @@ final class Reference {
                 normalization.op() == io.embednorm.engine.Op.SOFTMAX
                     ? Math.exp(x[i] - max) / sum
                     : x[i] - max - Math.log(sum);
+          }
+          return y;
+        }
+      case L1_NORMALIZE:
+      case LINF_NORMALIZE:
+        {
+          double norm = 0;
+          for (double value : x) {
+            norm =
+                normalization.op() == io.embednorm.engine.Op.L1_NORMALIZE
+                    ? norm + Math.abs(value)
+                    : Math.max(norm, Math.abs(value));
+          }
+          for (int i = 0; i < width; i++) {
+            y[i] = x[i] / Math.max(norm, epsilon);
           }
           return y;
         }

@@ -4,7 +4,10 @@ import java.util.Arrays;
 import java.util.Locale;
 import java.util.stream.Collectors;
 
-/** The five row-wise normalizations, with their SQL names and defaults (docs/SEMANTICS.md, Ops). */
+/**
+ * The row-wise normalizations, with their names and defaults (docs/SEMANTICS.md, Ops). The three
+ * p-norm normalizations are also SQL's {@code lp_normalize(x, p)}: {@link #lpNormalize(double)}.
+ */
 public enum Op {
   /** y = x / sqrt(mean(x²) + eps) · w. */
   RMS_NORM("rms_norm", 1e-6, 1),
@@ -15,7 +18,11 @@ public enum Op {
   /** y = x − max − log Σ exp(x − max). */
   LOG_SOFTMAX("log_softmax", Double.NaN, 0),
   /** y = x / max(‖x‖₂, eps). */
-  L2_NORMALIZE("l2_normalize", 1e-12, 0);
+  L2_NORMALIZE("l2_normalize", 1e-12, 0),
+  /** y = x / max(‖x‖₁, eps), ‖x‖₁ = Σ|x|. */
+  L1_NORMALIZE("l1_normalize", 1e-12, 0),
+  /** y = x / max(‖x‖∞, eps), ‖x‖∞ = max |x|. */
+  LINF_NORMALIZE("linf_normalize", 1e-12, 0);
 
   private final String sqlName;
   private final double defaultEpsilon;
@@ -65,6 +72,36 @@ public enum Op {
             + name
             + "': expected one of "
             + Arrays.stream(values()).map(Op::sqlName).collect(Collectors.joining(", ")));
+  }
+
+  /**
+   * The normalization by the p-norm for p = 1, 2 or +∞: {@link #L1_NORMALIZE}, {@link
+   * #L2_NORMALIZE} or {@link #LINF_NORMALIZE}, as SQL's {@code lp_normalize(x, p)}.
+   *
+   * @throws EmbedNormException for any other p
+   */
+  public static Op lpNormalize(double p) {
+    if (p == 1) {
+      return L1_NORMALIZE;
+    }
+    if (p == 2) {
+      return L2_NORMALIZE;
+    }
+    if (p == Double.POSITIVE_INFINITY) {
+      return LINF_NORMALIZE;
+    }
+    throw new EmbedNormException(
+        "Cannot configure lp_normalize: p must be 1, 2 or infinity, got " + p);
+  }
+
+  /** The p of a p-norm normalization (1, 2 or +∞); NaN for the other ops. */
+  public double normOrder() {
+    return switch (this) {
+      case L1_NORMALIZE -> 1;
+      case L2_NORMALIZE -> 2;
+      case LINF_NORMALIZE -> Double.POSITIVE_INFINITY;
+      default -> Double.NaN;
+    };
   }
 
   @Override

@@ -55,4 +55,22 @@ class NormalizationTest {
             "Cannot apply rms_norm to float32 rows: weight element at index 1 is 1.0E39, beyond"
                 + " the float32 range");
   }
+
+  @Test
+  void lpNormalizeTakesPOneTwoOrInfinity() {
+    assertThat(Op.lpNormalize(1)).isEqualTo(Op.L1_NORMALIZE);
+    assertThat(Op.lpNormalize(2.0)).isEqualTo(Op.L2_NORMALIZE);
+    assertThat(Op.lpNormalize(Double.POSITIVE_INFINITY)).isEqualTo(Op.LINF_NORMALIZE);
+    for (Op op : new Op[] {Op.L1_NORMALIZE, Op.L2_NORMALIZE, Op.LINF_NORMALIZE}) {
+      assertThat(Op.lpNormalize(op.normOrder())).isEqualTo(op);
+      assertThat(op.defaultEpsilon()).isEqualTo(1e-12);
+    }
+    assertThat(Op.RMS_NORM.normOrder()).isNaN();
+    for (double bad : new double[] {0, 1.5, 3, -1, Double.NEGATIVE_INFINITY, Double.NaN}) {
+      assertThatThrownBy(() -> Op.lpNormalize(bad))
+          .isInstanceOf(EmbedNormException.class)
+          .hasMessage("Cannot configure lp_normalize: p must be 1, 2 or infinity, got " + bad);
+    }
+    assertThat(Op.fromName("LINF_normalize")).isEqualTo(Op.LINF_NORMALIZE);
+  }
 }

@@ -16,7 +16,9 @@ public final class NormalizationOptions {
   @Option(
       names = "--op",
       required = true,
-      description = "rms_norm, layer_norm, softmax, log_softmax or l2_normalize.")
+      description =
+          "rms_norm, layer_norm, softmax, log_softmax, l2_normalize, l1_normalize or"
+              + " linf_normalize.")
   String op;
 
   @Option(names = "--eps", description = "Epsilon (default: the op's, see the README).")

@@ -3,21 +3,27 @@ package io.embednorm.spark;
 import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.catalyst.LpNormalizeExpression;
+import io.embednorm.spark.catalyst.VectorNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
 import io.embednorm.spark.internal.FunctionDocumentation;
+import java.util.ArrayList;
+import java.util.List;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry;
 import org.apache.spark.sql.catalyst.expressions.Expression;
+import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import scala.Function1;
 import scala.Tuple3;
 import scala.collection.immutable.Seq;
 import scala.runtime.BoxedUnit;
 
 /**
- * Registers the five SQL functions ({@code rms_norm}, {@code layer_norm}, {@code softmax}, {@code
- * log_softmax}, {@code l2_normalize}) with a session:
+ * Registers the SQL functions ({@code rms_norm}, {@code layer_norm}, {@code softmax}, {@code
+ * log_softmax}, {@code l2_normalize}, {@code l1_normalize}, {@code linf_normalize}, {@code
+ * lp_normalize} and {@code vector_norm}) with a session:
  *
  * <pre>{@code
  * spark.sql.extensions=io.embednorm.spark.EmbedNormExtensions
@@ -38,12 +44,12 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
 
   @Override
   public BoxedUnit apply(SparkSessionExtensions extensions) {
-    for (Op op : Op.values()) {
+    for (Function function : functions()) {
       extensions.injectFunction(
           new Tuple3<>(
-              FunctionIdentifier.apply(op.sqlName()),
-              FunctionDocumentation.describe(op),
-              builder(op)));
+              FunctionIdentifier.apply(function.name()),
+              function.documentation(),
+              function.builder()));
     }
     extensions.injectCheckRule(session -> new DeviceCheckRule(session));
     extensions.injectColumnar(session -> new EmbedNormColumnarRule(session));
@@ -51,30 +57,52 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
   }
 
   /**
-   * Registers the five SQL functions in a session that already exists, one built without this
-   * extension (a notebook's {@code spark}: there a late {@code spark.sql.extensions} only warns).
-   * They then resolve in SQL, {@code expr} and {@code call_function} as with the extension, and run
-   * on the CPU row path: the columnar operator and the {@code spark.embednorm.device} check are
-   * fixed when a session is built, so {@code spark.embednorm.device=gpu} with no usable GPU fails
-   * when the query runs rather than at analysis. Registering again changes nothing; other sessions
-   * are not changed. The jar must be on the driver's class path already.
+   * Registers the SQL functions in a session that already exists, one built without this extension
+   * (a notebook's {@code spark}: there a late {@code spark.sql.extensions} only warns). They then
+   * resolve in SQL, {@code expr} and {@code call_function} as with the extension, and run on the
+   * CPU row path: the columnar operator and the {@code spark.embednorm.device} check are fixed when
+   * a session is built, so {@code spark.embednorm.device=gpu} with no usable GPU fails when the
+   * query runs rather than at analysis. Registering again changes nothing; other sessions are not
+   * changed. The jar must be on the driver's class path already.
    */
   public static void register(SparkSession session) {
     FunctionRegistry registry =
         ((org.apache.spark.sql.classic.SparkSession) session).sessionState().functionRegistry();
-    for (Op op : Op.values()) {
-      FunctionIdentifier identifier = FunctionIdentifier.apply(op.sqlName());
+    for (Function function : functions()) {
+      FunctionIdentifier identifier = FunctionIdentifier.apply(function.name());
+      String className = function.documentation().getClassName();
       boolean registered =
-          registry
-              .lookupFunction(identifier)
-              .exists(info -> info.getClassName().equals(EmbedNormExpression.class.getName()));
+          registry.lookupFunction(identifier).exists(info -> info.getClassName().equals(className));
       if (!registered) {
-        registry.registerFunction(identifier, FunctionDocumentation.describe(op), builder(op));
+        registry.registerFunction(identifier, function.documentation(), function.builder());
       }
     }
   }
 
-  private static Function1<Seq<Expression>, Expression> builder(Op op) {
-    return arguments -> new EmbedNormExpression(op, arguments);
+  /** A SQL function: its name, its {@code DESCRIBE FUNCTION} text and its builder. */
+  private record Function(
+      String name, ExpressionInfo documentation, Function1<Seq<Expression>, Expression> builder) {}
+
+  /** One function per op, then {@code lp_normalize} and {@code vector_norm}. */
+  private static List<Function> functions() {
+    List<Function> functions = new ArrayList<>();
+    for (Op op : Op.values()) {
+      functions.add(
+          new Function(
+              op.sqlName(),
+              FunctionDocumentation.describe(op),
+              arguments -> new EmbedNormExpression(op, arguments)));
+    }
+    functions.add(
+        new Function(
+            LpNormalizeExpression.NAME(),
+            FunctionDocumentation.describeLpNormalize(),
+            LpNormalizeExpression::new));
+    functions.add(
+        new Function(
+            VectorNormExpression.NAME(),
+            FunctionDocumentation.describeVectorNorm(),
+            VectorNormExpression::new));
+    return functions;
   }
 }

@@ -3,6 +3,8 @@ package io.embednorm.spark;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.catalyst.LpNormalizeExpression;
+import io.embednorm.spark.catalyst.VectorNormExpression;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.Column;
@@ -78,6 +80,36 @@ public final class EmbedNormFunctions {
   /** {@code l2_normalize(x, eps)}: x / max(‖x‖₂, eps). */
   public static Column l2Normalize(Column input, double epsilon) {
     return call(Op.L2_NORMALIZE, input, epsilon);
+  }
+
+  /**
+   * {@code lp_normalize(x, p)}: x / max(‖x‖_p, 1e-12) for p = 1, 2 or {@code
+   * Double.POSITIVE_INFINITY}.
+   *
+   * @throws io.embednorm.engine.EmbedNormException for another p
+   */
+  public static Column lpNormalize(Column input, double p) {
+    return lpNormalize(input, p, Op.lpNormalize(p).defaultEpsilon());
+  }
+
+  /** {@code lp_normalize(x, p, eps)}: x / max(‖x‖_p, eps). */
+  public static Column lpNormalize(Column input, double p, double epsilon) {
+    Op.lpNormalize(p);
+    return ExpressionUtils.column(
+        LpNormalizeExpression.create(
+            List.of(ExpressionUtils.expression(input), literal(p), literal(epsilon))));
+  }
+
+  /** {@code vector_norm(x)}: ‖x‖₂ of each row, a float for {@code array<float>}. */
+  public static Column vectorNorm(Column input) {
+    return vectorNorm(input, 2);
+  }
+
+  /** {@code vector_norm(x, p)}: ‖x‖_p of each row for p = 1, 2 or infinity. */
+  public static Column vectorNorm(Column input, double p) {
+    Op.lpNormalize(p);
+    return ExpressionUtils.column(
+        VectorNormExpression.create(List.of(ExpressionUtils.expression(input), literal(p))));
   }
 
   /**

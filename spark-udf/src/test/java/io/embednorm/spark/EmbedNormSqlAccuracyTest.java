@@ -27,7 +27,13 @@ import org.junit.jupiter.params.provider.MethodSource;
  */
 class EmbedNormSqlAccuracyTest {
   private static final String[] FUNCTIONS = {
-    "rms_norm", "layer_norm", "softmax", "log_softmax", "l2_normalize"
+    "rms_norm",
+    "layer_norm",
+    "softmax",
+    "log_softmax",
+    "l2_normalize",
+    "l1_normalize",
+    "linf_normalize"
   };
   private static final String[] ELEMENT_TYPES = {"float", "double"};
   private static final int CONSTANTS_WIDTH = 33;

@@ -223,7 +223,7 @@ class EmbedNormSqlSurfaceTest {
   }
 
   @Test
-  void showFunctionsListsAllFive() {
+  void showFunctionsListsThemAll() {
     assertThat(functionNames("SHOW FUNCTIONS LIKE 'rms*'")).contains("rms_norm");
     List<String> all = new ArrayList<>();
     for (Op op : Op.values()) {
@@ -231,7 +231,15 @@ class EmbedNormSqlSurfaceTest {
     }
     assertThat(all)
         .containsExactlyInAnyOrder(
-            "rms_norm", "layer_norm", "softmax", "log_softmax", "l2_normalize");
+            "rms_norm",
+            "layer_norm",
+            "softmax",
+            "log_softmax",
+            "l2_normalize",
+            "l1_normalize",
+            "linf_normalize");
+    assertThat(functionNames("SHOW FUNCTIONS LIKE 'lp_normalize|vector_norm'"))
+        .containsExactlyInAnyOrder("lp_normalize", "vector_norm");
   }
 
   @Test

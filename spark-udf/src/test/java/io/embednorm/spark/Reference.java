@@ -1,5 +1,7 @@
 package io.embednorm.spark;
 
+import java.util.Arrays;
+
 /**
  * The float64 reference of the five ops (docs/SEMANTICS.md, Ops), written independently of the code
  * under test: plain two-pass formulas in double precision (LayerNorm shifted by the row's first
@@ -16,6 +18,8 @@ final class Reference {
       case "layer_norm":
         return 1e-5;
       case "l2_normalize":
+      case "l1_normalize":
+      case "linf_normalize":
         return 1e-12;
       default:
         return Double.NaN;
@@ -57,6 +61,10 @@ final class Reference {
         return softmax(x, true);
       case "l2_normalize":
         return l2Normalize(x, epsilon);
+      case "l1_normalize":
+        return normalizeBy(x, Arrays.stream(x).map(Math::abs).sum(), epsilon);
+      case "linf_normalize":
+        return normalizeBy(x, Arrays.stream(x).map(Math::abs).reduce(0, Math::max), epsilon);
       default:
         throw new IllegalArgumentException("Unknown function " + function);
     }
@@ -123,6 +131,16 @@ final class Reference {
       sumOfSquares += value * value;
     }
     double divisor = Math.max(Math.sqrt(sumOfSquares), epsilon);
+    double[] y = new double[x.length];
+    for (int i = 0; i < x.length; i++) {
+      y[i] = x[i] / divisor;
+    }
+    return y;
+  }
+
+  /** x / max(norm, eps), elementwise. */
+  static double[] normalizeBy(double[] x, double norm, double epsilon) {
+    double divisor = Math.max(norm, epsilon);
     double[] y = new double[x.length];
     for (int i = 0; i < x.length; i++) {
       y[i] = x[i] / divisor;

@@ -1,12 +1,13 @@
 package io.embednorm.engine.cpu;
 
 import io.embednorm.engine.Normalization;
+import io.embednorm.engine.Op;
 import java.util.Objects;
 
 /**
- * The five ops on one row held in a Java array: the CPU implementation of docs/SEMANTICS.md, Ops,
- * used by the CPU engine and by Spark's row-at-a-time path. float32 rows accumulate in float32 and
- * fall back to float64 for rows whose sums would overflow or underflow; float64 rows accumulate in
+ * The ops on one row held in a Java array: the CPU implementation of docs/SEMANTICS.md, Ops, used
+ * by the CPU engine and by Spark's row-at-a-time path. float32 rows accumulate in float32 and fall
+ * back to float64 for rows whose sums would overflow or underflow; float64 rows accumulate in
  * float64.
  *
  * <p>A row's output bits depend only on the row and the normalization, so any batching gives the
@@ -109,6 +110,17 @@ public final class CpuKernels {
       case L2_NORMALIZE ->
           FloatRowKernels.l2Normalize(
               passes, input, inputOffset, output, outputOffset, width, rows, epsilon);
+      case L1_NORMALIZE, LINF_NORMALIZE ->
+          FloatRowKernels.normalizeByMagnitudes(
+              passes,
+              normalization.op() == Op.L1_NORMALIZE,
+              input,
+              inputOffset,
+              output,
+              outputOffset,
+              width,
+              rows,
+              epsilon);
       default -> throw new IllegalStateException("Unknown op " + normalization.op());
     }
   }
@@ -170,6 +182,16 @@ public final class CpuKernels {
       case L2_NORMALIZE ->
           DoubleRowKernels.l2Normalize(
               passes, input, inputOffset, output, outputOffset, width, epsilon);
+      case L1_NORMALIZE, LINF_NORMALIZE ->
+          DoubleRowKernels.normalizeByMagnitudes(
+              passes,
+              normalization.op() == Op.L1_NORMALIZE,
+              input,
+              inputOffset,
+              output,
+              outputOffset,
+              width,
+              epsilon);
       default -> throw new IllegalStateException("Unknown op " + normalization.op());
     }
   }

@@ -58,6 +58,21 @@ final class DoublePrecisionFallback {
     narrow(values, output, outputOffset, width);
   }
 
+  static void normalizeByMagnitudes(
+      RowPasses passes,
+      boolean magnitudeSum,
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      double epsilon) {
+    double[] values = widen(input, inputOffset, RowScratch.current().fallbackValues(width), width);
+    DoubleRowKernels.normalizeByMagnitudes(
+        passes, magnitudeSum, values, 0, values, 0, width, epsilon);
+    narrow(values, output, outputOffset, width);
+  }
+
   private static double[] widen(float[] source, int sourceOffset, double[] target, int width) {
     for (int i = 0; i < width; i++) {
       target[i] = source[sourceOffset + i];

@@ -1,10 +1,10 @@
 package io.embednorm.engine.cpu;
 
 /**
- * The five ops on a float64 row, accumulating in float64 (see {@link DoubleSums}), with the loops
- * of {@link RowPasses}. Also the recomputation path of float32 rows whose float32 sums leave the
- * safe range. Callers have checked bounds and widths; {@code width} is at least 1; weight and bias
- * may be null.
+ * The ops on a float64 row, accumulating in float64 (see {@link DoubleSums}), with the loops of
+ * {@link RowPasses}. Also the recomputation path of float32 rows whose float32 sums leave the safe
+ * range. Callers have checked bounds and widths; {@code width} is at least 1; weight and bias may
+ * be null.
  */
 final class DoubleRowKernels {
   private DoubleRowKernels() {}
@@ -98,6 +98,28 @@ final class DoubleRowKernels {
       double epsilon) {
     double sumOfSquares = passes.sumOfSquares(input, inputOffset, width);
     double scale = 1.0 / Math.max(Math.sqrt(sumOfSquares), epsilon);
+    passes.scale(input, inputOffset, output, outputOffset, width, scale, null);
+  }
+
+  /**
+   * y = x · (1 / max(‖x‖, eps)) for the l1 norm (Σ|x|, {@code magnitudeSum}) or the l_inf norm (max
+   * |x|), both in plain Java on either passes ({@link DoubleSums}), so that they give the same
+   * bits.
+   */
+  static void normalizeByMagnitudes(
+      RowPasses passes,
+      boolean magnitudeSum,
+      double[] input,
+      int inputOffset,
+      double[] output,
+      int outputOffset,
+      int width,
+      double epsilon) {
+    double norm =
+        magnitudeSum
+            ? DoubleSums.sumOfMagnitudes(input, inputOffset, width)
+            : DoubleSums.maximumMagnitude(input, inputOffset, width);
+    double scale = 1.0 / Math.max(norm, epsilon);
     passes.scale(input, inputOffset, output, outputOffset, width, scale, null);
   }
 }

@@ -18,6 +18,53 @@ final class DoubleSums {
     return maximum;
   }
 
+  /** max |x|; NaN as soon as any element is NaN. */
+  static double maximumMagnitude(double[] values, int offset, int count) {
+    double maximum = 0.0;
+    for (int i = 0; i < count; i++) {
+      maximum = Math.max(maximum, Math.abs(values[offset + i]));
+    }
+    return maximum;
+  }
+
+  /** Σ |x|, in the lanes and blocks of {@link #sumOfSquares}. */
+  static double sumOfMagnitudes(double[] values, int offset, int count) {
+    if (count > BLOCK) {
+      int half = firstHalf(count);
+      return sumOfMagnitudes(values, offset, half)
+          + sumOfMagnitudes(values, offset + half, count - half);
+    }
+    double lane0 = 0.0;
+    double lane1 = 0.0;
+    double lane2 = 0.0;
+    double lane3 = 0.0;
+    double lane4 = 0.0;
+    double lane5 = 0.0;
+    double lane6 = 0.0;
+    double lane7 = 0.0;
+    int index = offset;
+    int end = offset + count;
+    for (; index + 8 <= end; index += 8) {
+      lane0 += Math.abs(values[index]);
+      lane1 += Math.abs(values[index + 1]);
+      lane2 += Math.abs(values[index + 2]);
+      lane3 += Math.abs(values[index + 3]);
+      lane4 += Math.abs(values[index + 4]);
+      lane5 += Math.abs(values[index + 5]);
+      lane6 += Math.abs(values[index + 6]);
+      lane7 += Math.abs(values[index + 7]);
+    }
+    // The tail, element j to lane j.
+    lane0 += index < end ? Math.abs(values[index]) : 0.0;
+    lane1 += index + 1 < end ? Math.abs(values[index + 1]) : 0.0;
+    lane2 += index + 2 < end ? Math.abs(values[index + 2]) : 0.0;
+    lane3 += index + 3 < end ? Math.abs(values[index + 3]) : 0.0;
+    lane4 += index + 4 < end ? Math.abs(values[index + 4]) : 0.0;
+    lane5 += index + 5 < end ? Math.abs(values[index + 5]) : 0.0;
+    lane6 += index + 6 < end ? Math.abs(values[index + 6]) : 0.0;
+    return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
+  }
+
   /** Σ x². */
   static double sumOfSquares(double[] values, int offset, int count) {
     if (count > BLOCK) {

@@ -1,8 +1,8 @@
 package io.embednorm.engine.cpu;
 
 /**
- * The five ops on float32 rows. Sums accumulate in float32 (blocked, see {@link FloatSums}); the
- * few per-row scalars (mean, 1/sqrt, log) are computed in float64 from those sums and rounded to
+ * The ops on float32 rows. Sums accumulate in float32 (blocked, see {@link FloatSums}); the few
+ * per-row scalars (mean, 1/sqrt, log) are computed in float64 from those sums and rounded to
  * float32 once; each output element is a short chain of float32 operations, which SIMD runs eight
  * lanes at a time. The loops themselves are {@link RowPasses}, scalar or SIMD, with equal bits.
  *
@@ -260,6 +260,57 @@ final class FloatRowKernels {
         if (needsFallback(sums[row], scales[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)) {
           DoublePrecisionFallback.l2Normalize(
               passes,
+              input,
+              groupInput + row * width,
+              output,
+              groupOutput + row * width,
+              width,
+              epsilon);
+          scales[row] = DONE;
+        }
+      }
+      passes.scaleRows(input, groupInput, output, groupOutput, width, count, scales, null);
+    }
+  }
+
+  /**
+   * y = x · (1 / max(‖x‖, eps)) for the l1 norm (Σ|x|, {@code magnitudeSum}) or the l_inf norm (max
+   * |x|): l2_normalize's steps with its norm replaced. A norm outside [2^-100, 2^100] (where eps
+   * does not dominate it) goes to the float64 fallback, as l2's sums of squares do, so that the
+   * float32 scale factor is always a normal number.
+   */
+  static void normalizeByMagnitudes(
+      RowPasses passes,
+      boolean magnitudeSum,
+      float[] input,
+      int inputOffset,
+      float[] output,
+      int outputOffset,
+      int width,
+      int rows,
+      double epsilon) {
+    RowScratch scratch = RowScratch.current();
+    float[] norms = scratch.rowScalars(0);
+    float[] scales = scratch.rowScalars(1);
+    float smallest = smallestSafeSum(epsilon, SMALLEST_DOMINATING_NORM_EPSILON);
+    for (int group = 0; group < rows; group += GROUP_ROWS) {
+      int count = Math.min(GROUP_ROWS, rows - group);
+      int groupInput = inputOffset + group * width;
+      int groupOutput = outputOffset + group * width;
+      if (magnitudeSum) {
+        passes.sumsOfMagnitudes(input, groupInput, width, count, norms);
+      } else {
+        passes.maximaOfMagnitudes(input, groupInput, width, count, norms);
+      }
+      for (int row = 0; row < count; row++) {
+        scales[row] = (float) (1.0 / Math.max(norms[row], epsilon));
+      }
+      boolean unsafe = passes.anyUnsafe(norms, scales, count, smallest, LARGEST_SAFE_SUM);
+      for (int row = 0; unsafe && row < count; row++) {
+        if (needsFallback(norms[row], scales[row], epsilon, SMALLEST_DOMINATING_NORM_EPSILON)) {
+          DoublePrecisionFallback.normalizeByMagnitudes(
+              passes,
+              magnitudeSum,
               input,
               groupInput + row * width,
               output,

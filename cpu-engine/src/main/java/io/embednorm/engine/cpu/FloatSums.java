@@ -83,6 +83,53 @@ final class FloatSums {
     return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
   }
 
+  /** max |x| by {@code Math.max} (NaN if the row holds one): l_inf normalization's norm. */
+  static float maximumMagnitude(float[] values, int offset, int count) {
+    float maximum = 0f;
+    for (int index = offset, end = offset + count; index < end; index++) {
+      maximum = Math.max(maximum, Math.abs(values[index]));
+    }
+    return maximum;
+  }
+
+  /** Σ |x|, in the lanes and blocks of {@link #sumOfSquares}: l1 normalization's norm. */
+  static float sumOfMagnitudes(float[] values, int offset, int count) {
+    if (count > BLOCK) {
+      int half = firstHalf(count);
+      return sumOfMagnitudes(values, offset, half)
+          + sumOfMagnitudes(values, offset + half, count - half);
+    }
+    float lane0 = 0f;
+    float lane1 = 0f;
+    float lane2 = 0f;
+    float lane3 = 0f;
+    float lane4 = 0f;
+    float lane5 = 0f;
+    float lane6 = 0f;
+    float lane7 = 0f;
+    int index = offset;
+    int end = offset + count;
+    for (; index + 8 <= end; index += 8) {
+      lane0 += Math.abs(values[index]);
+      lane1 += Math.abs(values[index + 1]);
+      lane2 += Math.abs(values[index + 2]);
+      lane3 += Math.abs(values[index + 3]);
+      lane4 += Math.abs(values[index + 4]);
+      lane5 += Math.abs(values[index + 5]);
+      lane6 += Math.abs(values[index + 6]);
+      lane7 += Math.abs(values[index + 7]);
+    }
+    // The tail, element j to lane j.
+    lane0 += index < end ? Math.abs(values[index]) : 0f;
+    lane1 += index + 1 < end ? Math.abs(values[index + 1]) : 0f;
+    lane2 += index + 2 < end ? Math.abs(values[index + 2]) : 0f;
+    lane3 += index + 3 < end ? Math.abs(values[index + 3]) : 0f;
+    lane4 += index + 4 < end ? Math.abs(values[index + 4]) : 0f;
+    lane5 += index + 5 < end ? Math.abs(values[index + 5]) : 0f;
+    lane6 += index + 6 < end ? Math.abs(values[index + 6]) : 0f;
+    return ((lane0 + lane1) + (lane2 + lane3)) + ((lane4 + lane5) + (lane6 + lane7));
+  }
+
   /** Σ (x − shift). */
   static float sumOfDifferences(float[] values, int offset, int count, float shift) {
     if (count > BLOCK) {

@@ -46,6 +46,14 @@ interface RowPasses {
   /** {@code sums[row]} = Σ x² ({@link FloatSums#sumOfSquares}). */
   void sumsOfSquares(float[] values, int offset, int width, int count, float[] sums);
 
+  /** {@code sums[row]} = Σ |x| ({@link FloatSums#sumOfMagnitudes}). */
+  void sumsOfMagnitudes(float[] values, int offset, int width, int count, float[] sums);
+
+  /**
+   * {@code maxima[row]} = max |x| ({@link FloatSums#maximumMagnitude}; NaN if the row holds one).
+   */
+  void maximaOfMagnitudes(float[] values, int offset, int width, int count, float[] maxima);
+
   /** {@code shifts[row]} = {@link FloatSums#layerNormShift} of the row. */
   void layerNormShifts(float[] values, int offset, int width, int count, float[] shifts);
 

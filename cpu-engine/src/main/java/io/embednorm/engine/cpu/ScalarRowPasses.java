@@ -31,6 +31,20 @@ final class ScalarRowPasses implements RowPasses {
     }
   }
 
+  @Override
+  public void sumsOfMagnitudes(float[] values, int offset, int width, int count, float[] sums) {
+    for (int row = 0; row < count; row++) {
+      sums[row] = FloatSums.sumOfMagnitudes(values, offset + row * width, width);
+    }
+  }
+
+  @Override
+  public void maximaOfMagnitudes(float[] values, int offset, int width, int count, float[] maxima) {
+    for (int row = 0; row < count; row++) {
+      maxima[row] = FloatSums.maximumMagnitude(values, offset + row * width, width);
+    }
+  }
+
   /** None: the scalar passes' per-row work is the same either way. */
   @Override
   public int layerNormInEights(

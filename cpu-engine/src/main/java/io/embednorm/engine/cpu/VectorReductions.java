@@ -190,6 +190,84 @@ final class VectorReductions {
     VectorShapes.treeSums(scratch, tree, lanes, count, sums);
   }
 
+  /**
+   * max |x| of each row, as the non-flat loop of {@link #maxima}: max is exact and symmetric (NaN
+   * wins), so four registers taking turns give {@link FloatSums#maximumMagnitude}'s value.
+   */
+  static void maximaOfMagnitudes(float[] values, int offset, int width, int count, float[] maxima) {
+    float[] lanes = RowScratch.current().lanes(count * FLOAT_LANES);
+    int full = width & ~(FLOAT_LANES - 1);
+    int fullSteps = width & ~(STEP - 1);
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      FloatVector maximum = FloatVector.zero(FLOATS);
+      FloatVector second = maximum;
+      FloatVector third = maximum;
+      FloatVector fourth = maximum;
+      int index = start;
+      for (int end = start + fullSteps; index < end; index += STEP) {
+        maximum =
+            ((FloatVector) FLOAT_CLASS.cast(maximum))
+                .max(FloatVector.fromArray(FLOATS, values, index).abs());
+        second =
+            ((FloatVector) FLOAT_CLASS.cast(second))
+                .max(FloatVector.fromArray(FLOATS, values, index + 8).abs());
+        third =
+            ((FloatVector) FLOAT_CLASS.cast(third))
+                .max(FloatVector.fromArray(FLOATS, values, index + 16).abs());
+        fourth =
+            ((FloatVector) FLOAT_CLASS.cast(fourth))
+                .max(FloatVector.fromArray(FLOATS, values, index + 24).abs());
+      }
+      maximum =
+          ((FloatVector) FLOAT_CLASS.cast(maximum))
+              .max(FLOAT_CLASS.cast(second))
+              .max(((FloatVector) FLOAT_CLASS.cast(third)).max(FLOAT_CLASS.cast(fourth)));
+      for (int end = start + full; index < end; index += FLOAT_LANES) {
+        maximum =
+            ((FloatVector) FLOAT_CLASS.cast(maximum))
+                .max(FloatVector.fromArray(FLOATS, values, index).abs());
+      }
+      ((FloatVector) FLOAT_CLASS.cast(maximum)).intoArray(lanes, row * FLOAT_LANES);
+      // The tail, element j to lane j, in scalar code (VectorRowPasses says why).
+      for (int lane = row * FLOAT_LANES, end = start + width; index < end; index++, lane++) {
+        lanes[lane] = Math.max(lanes[lane], Math.abs(values[index]));
+      }
+    }
+    VectorShapes.maximaOfLanes(lanes, count, maxima);
+  }
+
+  /**
+   * Σ |x| of each row in {@link FloatSums#sumOfMagnitudes}' order: a register per block, block by
+   * block (the general loop of {@link #sumsOfSquares}), added by {@link SumTree}.
+   */
+  static void sumsOfMagnitudes(float[] values, int offset, int width, int count, float[] sums) {
+    RowScratch scratch = RowScratch.current();
+    SumTree tree = scratch.sumTree(width);
+    int blocks = tree.blocks();
+    int[] ends = tree.ends();
+    float[] lanes = scratch.lanes(count * blocks * FLOAT_LANES);
+    int at = 0;
+    for (int row = 0, start = offset; row < count; row++, start += width) {
+      int index = start;
+      for (int block = 0; block < blocks; block++, at += FLOAT_LANES) {
+        int end = start + ends[block];
+        int full = index + ((end - index) & ~(FLOAT_LANES - 1));
+        FloatVector sum = FloatVector.zero(FLOATS);
+        for (; index < full; index += FLOAT_LANES) {
+          sum =
+              ((FloatVector) FLOAT_CLASS.cast(sum))
+                  .add(FloatVector.fromArray(FLOATS, values, index).abs());
+        }
+        ((FloatVector) FLOAT_CLASS.cast(sum)).intoArray(lanes, at);
+        // The tail, element j to lane j, in scalar code (VectorRowPasses says why).
+        for (int lane = at; index < end; index++, lane++) {
+          lanes[lane] += Math.abs(values[index]);
+        }
+      }
+    }
+    VectorShapes.treeSums(scratch, tree, lanes, count, sums);
+  }
+
   // ---- per-row scalars of a group of rows, four rows at a time in float64 ----
   //
   // The divisions and square roots run on DoubleVector, widened and narrowed through a double

@@ -227,6 +227,16 @@ final class VectorRowPasses implements RowPasses {
   }
 
   @Override
+  public void sumsOfMagnitudes(float[] values, int offset, int width, int count, float[] sums) {
+    VectorReductions.sumsOfMagnitudes(values, offset, width, count, sums);
+  }
+
+  @Override
+  public void maximaOfMagnitudes(float[] values, int offset, int width, int count, float[] maxima) {
+    VectorReductions.maximaOfMagnitudes(values, offset, width, count, maxima);
+  }
+
+  @Override
   public void layerNormShifts(float[] values, int offset, int width, int count, float[] shifts) {
     VectorLayerNorm.layerNormShifts(values, offset, width, count, shifts);
   }

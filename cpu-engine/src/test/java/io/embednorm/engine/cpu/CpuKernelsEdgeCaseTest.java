@@ -64,10 +64,10 @@ class CpuKernelsEdgeCaseTest {
 
   @ParameterizedTest
   @MethodSource("implementations")
-  void anInfinityInRmsNormAndL2IsNaNWhereItIsAndZeroElsewhere(RowPasses passes) {
+  void anInfinityInRmsNormAndTheNormsIsNaNWhereItIsAndZeroElsewhere(RowPasses passes) {
     // x / sqrt(inf) = 0 for finite x, inf / inf = NaN: as the reference and PyTorch.
     float[] row = {1f, POSITIVE_INFINITY, -3f};
-    for (Op op : new Op[] {Op.RMS_NORM, Op.L2_NORMALIZE}) {
+    for (Op op : new Op[] {Op.RMS_NORM, Op.L2_NORMALIZE, Op.L1_NORMALIZE, Op.LINF_NORMALIZE}) {
       assertThat(float32(passes, Normalization.of(op), row))
           .as("%s", op)
           .containsExactly(0f, Float.NaN, -0f);
@@ -145,7 +145,10 @@ class CpuKernelsEdgeCaseTest {
   @MethodSource("implementations")
   void zeroRowsStayZeroWithTheDefaultEpsilonAndAreNaNWithoutOne(RowPasses passes) {
     float[] zeros = new float[5];
-    for (Op op : new Op[] {Op.RMS_NORM, Op.LAYER_NORM, Op.L2_NORMALIZE}) {
+    for (Op op :
+        new Op[] {
+          Op.RMS_NORM, Op.LAYER_NORM, Op.L2_NORMALIZE, Op.L1_NORMALIZE, Op.LINF_NORMALIZE
+        }) {
       assertThat(float32(passes, Normalization.of(op), zeros)).as("%s", op).containsOnly(0f);
       assertThat(float64(passes, Normalization.of(op), zeros)).as("%s", op).containsOnly(0.0);
       // 0 / sqrt(0) = 0 / 0.
@@ -189,6 +192,34 @@ class CpuKernelsEdgeCaseTest {
 
   @ParameterizedTest
   @MethodSource("implementations")
+  void pNormsOfExtremeMagnitudesNormalizeLikeOrdinaryOnes(RowPasses passes) {
+    // [1, -2, 4]·s over ‖·‖₁ = 7s and ‖·‖∞ = 4s, with eps = 0: Σ|x| overflows float32 at 3e38,
+    // 1 / ‖x‖ is no normal float from 1e38 up and below 1e-38; the float64 fallback keeps them.
+    for (float scale : new float[] {1e35f, 3e38f / 4, 1e-35f, 1e-40f, 1e-44f, 1}) {
+      float[] row = {scale, -2 * scale, 4 * scale};
+      String what = "scale " + scale;
+      double[] l1 = {1 / 7.0, -2 / 7.0, 4 / 7.0};
+      double[] linf = {0.25, -0.5, 1};
+      float[] got = float32(passes, Normalization.of(Op.L1_NORMALIZE).withEpsilon(0), row);
+      float[] gotInf = float32(passes, Normalization.of(Op.LINF_NORMALIZE).withEpsilon(0), row);
+      for (int i = 0; i < 3; i++) {
+        // 1e-44 is a subnormal float32 held to 2 bits: only its own multiples are exact.
+        float tolerance = scale < 1e-40f ? 0.2f : 1e-7f;
+        assertThat(got[i]).as(what).isCloseTo((float) l1[i], within(tolerance));
+        assertThat(gotInf[i]).as(what).isCloseTo((float) linf[i], within(tolerance));
+      }
+    }
+    for (double scale : new double[] {1e300, 1e-300}) {
+      double[] wide = {scale, -2 * scale, 4 * scale};
+      double[] l1 = new double[3];
+      CpuKernels.normalizeRow(
+          passes, Normalization.of(Op.L1_NORMALIZE).withEpsilon(0), wide, 0, l1, 0, 3);
+      assertThat(l1[2]).as("scale %s", scale).isCloseTo(4 / 7.0, within(1e-15));
+    }
+  }
+
+  @ParameterizedTest
+  @MethodSource("implementations")
   void tinyRowsAreDominatedByTheDefaultEpsilon(RowPasses passes) {
     // mean(x²) = 2.5e-40 is nothing against eps = 1e-6: y = x / 1e-3.
     float[] rms = float32(passes, Normalization.of(Op.RMS_NORM), new float[] {1e-20f, 2e-20f});
@@ -198,6 +229,11 @@ class CpuKernelsEdgeCaseTest {
     float[] l2 = float32(passes, Normalization.of(Op.L2_NORMALIZE), new float[] {1e-20f, 2e-20f});
     assertThat(l2[0]).isCloseTo(1e-8f, within(1e-14f));
     assertThat(l2[1]).isCloseTo(2e-8f, within(1e-14f));
+    for (Op op : new Op[] {Op.L1_NORMALIZE, Op.LINF_NORMALIZE}) {
+      float[] norm = float32(passes, Normalization.of(op), new float[] {1e-20f, -2e-20f});
+      assertThat(norm[0]).as("%s", op).isCloseTo(1e-8f, within(1e-14f));
+      assertThat(norm[1]).as("%s", op).isCloseTo(-2e-8f, within(1e-14f));
+    }
   }
 
   @ParameterizedTest

@@ -57,6 +57,23 @@ public final class ReferenceNormalization {
           y[i] = x[i] / denominator;
         }
       }
+      case L1_NORMALIZE, LINF_NORMALIZE -> {
+        double norm = 0;
+        if (op == Op.L1_NORMALIZE) {
+          norm = sum(width, i -> Math.abs(x[i]));
+        } else {
+          for (double value : x) {
+            norm =
+                Double.isNaN(value) || Double.isNaN(norm)
+                    ? Double.NaN
+                    : Math.max(norm, Math.abs(value));
+          }
+        }
+        double denominator = Math.max(norm, epsilon);
+        for (int i = 0; i < width; i++) {
+          y[i] = x[i] / denominator;
+        }
+      }
       default -> throw new IllegalArgumentException(op.toString());
     }
     return y;

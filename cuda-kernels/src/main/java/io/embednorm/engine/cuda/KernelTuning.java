@@ -32,7 +32,7 @@ final class KernelTuning {
   private static final int FORMAT = 1;
 
   private static final int MEMORY_CLASSES = 2;
-  private static final int OPS = 5;
+  private static final int OPS = 7;
   private static final int TYPES = 4;
   private static final int CLUSTER_FIELDS = 5;
   private static final int BLOCK_FIELDS = 2;
@@ -245,7 +245,7 @@ final class KernelTuning {
     return fast ? 1 : 0;
   }
 
-  /** The op's index in the tables (kRmsNorm ... kL2Normalize). */
+  /** The op's index in the tables (kRmsNorm ... kLinfNormalize). */
   private static int op(Op op) {
     return switch (op) {
       case RMS_NORM -> 0;
@@ -253,6 +253,8 @@ final class KernelTuning {
       case SOFTMAX -> 2;
       case LOG_SOFTMAX -> 3;
       case L2_NORMALIZE -> 4;
+      case L1_NORMALIZE -> 5;
+      case LINF_NORMALIZE -> 6;
     };
   }
 

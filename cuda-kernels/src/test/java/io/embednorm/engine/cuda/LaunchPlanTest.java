@@ -26,9 +26,9 @@ class LaunchPlanTest {
    */
   private static final Map<String, String> DIGESTS =
       Map.of(
-          "a100", "e2e9d95a76bbe24ae28f9966d64130a7f5ec28f23bcb36039758714aca77d6d0",
-          "h100", "1dbf1bd4e118b7c262ddff784f29bb2c4ff055ad553c6813dc1add9bbdce5225",
-          "h200", "fd6542f1f858ca7d4dce03c0b5687aa3e4699d59646c5e5e8060d0046df16314");
+          "a100", "ad432dd9d0539f4265c3d18aa8a035a1ccb4cc6c9b9e3ef28121cf6d5cd149a0",
+          "h100", "e59acfb74b669c680fa20c7c6ac5d32c3a43f8cde931ea16fc5ac3689a9d46e9",
+          "h200", "b1d96928d05a7c1251daf04959d2ab2b636059ffa7958b42459d04c6bd5726ab");
 
   private static final Map<String, String> digests = new HashMap<>();
   private static final Set<String> planned = new TreeSet<>();
@@ -111,7 +111,7 @@ class LaunchPlanTest {
         .isInstanceOf(EmbedNormException.class)
         .hasMessage(
             "Cannot read the kernels' tuning: embednorm_warp_plans has 7 values, not a multiple"
-                + " of 80");
+                + " of 112");
     assertThatThrownBy(
             () ->
                 KernelTuning.of(

@@ -8,7 +8,8 @@ import picocli.CommandLine.Command;
     mixinStandardHelpOptions = true,
     versionProvider = VersionLines.class,
     description =
-        "Normalizes embedding columns: rms_norm, layer_norm, softmax, log_softmax, l2_normalize.",
+        "Normalizes embedding columns: rms_norm, layer_norm, softmax, log_softmax, l2_normalize,"
+            + " l1_normalize, linf_normalize.",
     subcommands = {
       DemoCommand.class,
       GenerateCommand.class,

@@ -54,6 +54,14 @@ public final class OutputCheck {
         deviation = "abs(" + String.format(sum, "exp(double(v))") + " - 1)";
         property = "sum(exp(y)) = 1";
         break;
+      case L1_NORMALIZE:
+        deviation = "abs(" + String.format(sum, "abs(double(v))") + " - 1)";
+        property = "sum(|y|) = 1";
+        break;
+      case LINF_NORMALIZE:
+        deviation = "abs(aggregate(" + y + ", 0D, (a, v) -> greatest(a, abs(double(v)))) - 1)";
+        property = "max(|y|) = 1";
+        break;
       case L2_NORMALIZE:
       default:
         deviation = "abs(sqrt(" + squares + ") - 1)";

@@ -1,6 +1,7 @@
 package io.embednorm.jobs.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
 
 import io.embednorm.jobs.internal.SampleData;
 import java.io.IOException;
@@ -64,6 +65,36 @@ class NormalizeCommandTest {
       assertClose(out.get(row), rmsReference(in.get(row), 1e-6, null), seed, row);
     }
     assertThat(readIds(output)).isEqualTo(readIds(input));
+  }
+
+  @Test
+  void normalizesByTheL1AndLinfNorms() throws IOException {
+    long seed = System.nanoTime();
+    Path input = folder.resolve("in.arrow");
+    SampleData.writeArrow(allocator, input, 500, 33, seed);
+    List<float[]> in = readRows(input);
+    for (String op : new String[] {"l1_normalize", "linf_normalize"}) {
+      Path output = folder.resolve(op + ".arrow");
+      CommandOutput result =
+          normalize(input.toString(), output.toString(), "--op", op, "--eps", "0");
+      assertThat(result.exitCode()).as("seed %d, stderr %s", seed, result.err()).isZero();
+      List<float[]> out = readRows(output);
+      for (int row = 0; row < in.size(); row++) {
+        float[] x = in.get(row);
+        double norm = 0;
+        for (float value : x) {
+          norm =
+              op.equals("l1_normalize") ? norm + Math.abs(value) : Math.max(norm, Math.abs(value));
+        }
+        float[] expected = new float[x.length];
+        for (int i = 0; i < x.length; i++) {
+          expected[i] = (float) (x[i] / norm);
+        }
+        assertThat(out.get(row))
+            .as("seed %d, %s row %d", seed, op, row)
+            .containsExactly(expected, within(2e-6f));
+      }
+    }
   }
 
   @Test

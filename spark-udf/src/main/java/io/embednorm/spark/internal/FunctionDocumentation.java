@@ -2,6 +2,8 @@ package io.embednorm.spark.internal;
 
 import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.catalyst.LpNormalizeExpression;
+import io.embednorm.spark.catalyst.VectorNormExpression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 
 /**
@@ -47,6 +49,65 @@ public final class FunctionDocumentation {
         SOURCE);
   }
 
+  /** The documentation of {@code lp_normalize(x, p [, eps])}. */
+  public static ExpressionInfo describeLpNormalize() {
+    String arguments =
+        "\n    Arguments:\n"
+            + INPUT_ARGUMENT
+            + "      * p - the norm: 1, 2 or infinity (float('inf'), 'inf'), a constant.\n"
+            + "      * eps - a finite constant >= 0; default 1.0E-12. A row of zeros stays zeros;"
+            + " with eps 0 it is NaN.\n  ";
+    StringBuilder examples = new StringBuilder("\n    Examples:\n");
+    example(examples, "_FUNC_(array(3.0f, -4.0f), 1)", "[0.42857143,-0.5714286]");
+    example(examples, "_FUNC_(array(3.0f, -4.0f), 2)", "[0.6,-0.8]");
+    example(examples, "_FUNC_(array(3.0f, -4.0f), float('inf'))", "[0.75,-1.0]");
+    examples.append("  ");
+    return new ExpressionInfo(
+        LpNormalizeExpression.class.getName(),
+        null,
+        LpNormalizeExpression.NAME(),
+        "_FUNC_(x, p [, eps]) - Divides each array by its p-norm, p = 1, 2 or infinity: x /"
+            + " max(norm_p(x), eps), as PyTorch's normalize; l1_normalize, l2_normalize or"
+            + " linf_normalize by p.",
+        arguments,
+        examples.toString(),
+        "",
+        GROUP,
+        SINCE,
+        "",
+        SOURCE);
+  }
+
+  /** The documentation of {@code vector_norm(x [, p])}. */
+  public static ExpressionInfo describeVectorNorm() {
+    String arguments =
+        "\n    Arguments:\n"
+            + "      * x - an array<float> or array<double> (other numeric arrays are cast to"
+            + " array<double>). A null array, or one with a null element, gives null; an empty"
+            + " array gives 0.\n"
+            + "      * p - the norm: 1, 2 (the default) or infinity (float('inf'), 'inf'); a"
+            + " constant or a column (a null p gives null).\n  ";
+    StringBuilder examples = new StringBuilder("\n    Examples:\n");
+    example(examples, "_FUNC_(array(3.0f, -4.0f))", "5.0");
+    example(examples, "_FUNC_(array(3.0f, -4.0f), 1)", "7.0");
+    example(examples, "_FUNC_(array(3.0D, -4.0D), float('inf'))", "4.0");
+    examples.append("  ");
+    return new ExpressionInfo(
+        VectorNormExpression.class.getName(),
+        null,
+        VectorNormExpression.NAME(),
+        "_FUNC_(x [, p]) - Returns the p-norm of each array, p = 1, 2 or infinity: sum(abs(x)),"
+            + " sqrt(sum(x^2)) or max(abs(x)), computed in double; a float for array<float>, a"
+            + " double otherwise.",
+        arguments,
+        examples.toString(),
+        "",
+        GROUP,
+        SINCE,
+        "",
+        SOURCE);
+  }
+
   private static String usage(Op op) {
     String form = FunctionSignature.form(op).replace(op.sqlName() + "(", "_FUNC_(");
     return form + " - " + summary(op);
@@ -68,6 +129,12 @@ public final class FunctionDocumentation {
       case L2_NORMALIZE:
         return "Divides each array by its Euclidean norm: x / max(norm2(x), eps), as PyTorch's"
             + " normalize.";
+      case L1_NORMALIZE:
+        return "Divides each array by its l1 norm: x / max(sum(abs(x)), eps), as PyTorch's"
+            + " normalize with p = 1; lp_normalize(x, 1).";
+      case LINF_NORMALIZE:
+        return "Divides each array by its largest magnitude: x / max(max(abs(x)), eps), as"
+            + " PyTorch's normalize with p = inf; lp_normalize(x, float('inf')).";
       default:
         throw new IllegalArgumentException("No documentation for " + op);
     }
@@ -118,6 +185,12 @@ public final class FunctionDocumentation {
         break;
       case L2_NORMALIZE:
         example(text, "_FUNC_(array(3.0f, 4.0f))", "[0.6,0.8]");
+        break;
+      case L1_NORMALIZE:
+        example(text, "_FUNC_(array(3.0f, -4.0f))", "[0.42857143,-0.5714286]");
+        break;
+      case LINF_NORMALIZE:
+        example(text, "_FUNC_(array(3.0f, -4.0f))", "[0.75,-1.0]");
         break;
       default:
         throw new IllegalArgumentException("No examples for " + op);

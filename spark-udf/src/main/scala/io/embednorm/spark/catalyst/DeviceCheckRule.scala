@@ -19,6 +19,7 @@ class DeviceCheckRule(session: SparkSession) extends (LogicalPlan => Unit) {
     plan.foreachWithSubqueries { node =>
       node.expressions.foreach(_.foreach {
         case expression: EmbedNormExpression => functions += expression.prettyName
+        case expression: LpNormalizeExpression => functions += expression.prettyName
         case _ =>
       })
     }

@@ -3,7 +3,7 @@ package io.embednorm.spark.execution
 import scala.jdk.CollectionConverters._
 
 import io.embednorm.engine.Normalization
-import io.embednorm.spark.catalyst.EmbedNormExpression
+import io.embednorm.spark.catalyst.{EmbedNormExpression, VectorNormExpression}
 import io.embednorm.spark.internal.ColumnChain
 import io.embednorm.spark.internal.SparkArrays.ElementWidth
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression, NamedExpression}
@@ -48,6 +48,9 @@ object ColumnarProjection {
             chains += 1
             Normalized(chains - 1, found)
           }
+        case norm: VectorNormExpression =>
+          Left(s"${toPrettySQL(norm)} gives one number a row, which the columnar operator does " +
+            "not produce")
         case other if usesEmbedNorm(other) =>
           Left(s"${toPrettySQL(other)} applies another function to an embednorm result, which the " +
             "columnar operator does not evaluate")
