@@ -18,6 +18,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Random;
+import java.util.concurrent.CompletableFuture;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -255,22 +256,84 @@ public final class PipelineBenchmark {
                 batches,
                 inputBytes,
                 ceiling * gpus.length);
+        Measured threads =
+            measureThreads(
+                "pipeline, pinned, " + size + ", " + all + ", " + gpus.length + " threads",
+                several,
+                batches,
+                inputBytes,
+                ceiling * gpus.length);
         boolean same;
         try (FieldVector onOne = one.normalize(batches.get(0), normalization);
             FieldVector onSeveral = several.normalize(batches.get(0), normalization)) {
           same = sameBits(onOne, onSeveral);
         }
         System.out.printf(
-            "ratio %s / GPU %d at %s: %.2fx; chunks per GPU %s; output equal bit for bit: %s%n",
+            "ratio %s / GPU %d at %s: %.2fx in one call at a time, %.2fx from %d threads;"
+                + " chunks per GPU %s; output equal bit for bit: %s%n",
             all,
             gpus[0],
             size,
             spread.rate() / alone.rate(),
-            gpus[0],
+            threads.rate() / alone.rate(),
+            gpus.length,
             spread.metrics().chunksPerGpu(),
             same);
       }
     }
+    double together = copiesTogether(batches);
+    System.out.printf(
+        "copy pinned on %s at once: duplex %.1f GB/s together = %.2fx GPU %d's (the host's"
+            + " ceiling for the spread)%n",
+        all, together / 1e9, together / (2 * ceiling), gpus[0]);
+  }
+
+  /**
+   * The duplex copy rate of every listed GPU at once, each from its own thread on its own batch:
+   * what the host's memory and links give several GPUs together.
+   */
+  private double copiesTogether(List<FieldVector> batches) {
+    long bytes = data(batches.get(0)).capacity();
+    List<CompletableFuture<CopyBandwidth.Figures>> copies = new ArrayList<>();
+    for (int index = 0; index < gpus.length; index++) {
+      long address = data(batches.get(index % batches.size())).memoryAddress();
+      int ordinal = gpus[index];
+      copies.add(
+          CompletableFuture.supplyAsync(
+              () -> CopyBandwidth.measure(CudaContext.of(ordinal), address, bytes, 5)));
+    }
+    return copies.stream().mapToDouble(copy -> copy.join().duplex()).sum();
+  }
+
+  /** As {@link #measure}, with the batches shared out among one calling thread per GPU. */
+  private Measured measureThreads(
+      String mode,
+      ArrowNormalizer normalizer,
+      List<FieldVector> batches,
+      long inputBytes,
+      double ceiling) {
+    double[] rates = new double[repeats];
+    for (int repeat = -1; repeat < repeats; repeat++) {
+      long started = System.nanoTime();
+      List<CompletableFuture<Void>> callers = new ArrayList<>();
+      for (int thread = 0; thread < gpus.length; thread++) {
+        int first = thread;
+        callers.add(
+            CompletableFuture.runAsync(
+                () -> {
+                  for (int batch = first; batch < batches.size(); batch += gpus.length) {
+                    normalizer.normalize(batches.get(batch), normalization).close();
+                  }
+                }));
+      }
+      callers.forEach(CompletableFuture::join);
+      if (repeat >= 0) {
+        rates[repeat] = inputBytes / ((System.nanoTime() - started) / 1e9);
+      }
+    }
+    double rate = median(rates);
+    System.out.printf("%-28s %10.1f %8.1f%%%n", mode, rate / 1e9, 100 * rate / ceiling);
+    return new Measured(rate, null);
   }
 
   /** A mode's median rate and the metrics of its last pass. */
