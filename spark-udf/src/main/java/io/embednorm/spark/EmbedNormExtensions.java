@@ -5,6 +5,7 @@ import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
 import io.embednorm.spark.internal.FunctionDocumentation;
+import io.embednorm.spark.internal.SessionFunctionIdentifiers;
 import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
@@ -63,7 +64,7 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
     FunctionRegistry registry =
         ((org.apache.spark.sql.classic.SparkSession) session).sessionState().functionRegistry();
     for (Op op : Op.values()) {
-      FunctionIdentifier identifier = FunctionIdentifier.apply(op.sqlName());
+      FunctionIdentifier identifier = SessionFunctionIdentifiers.of(op.sqlName());
       boolean registered =
           registry
               .lookupFunction(identifier)
