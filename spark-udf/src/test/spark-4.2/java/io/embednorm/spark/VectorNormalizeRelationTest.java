@@ -74,7 +74,9 @@ class VectorNormalizeRelationTest {
             new Double[] {3e20, 4e20},
             new Double[] {Double.NaN, 1.0},
             new Double[] {null, 1.0},
-            new Double[] {});
+            new Double[] {},
+            new Double[] {Double.POSITIVE_INFINITY, 1.0},
+            new Double[] {3e-20, 4e-20});
     List<Double[]> withNull = new ArrayList<>(rows);
     withNull.add(null);
     TestData.frame(spark, "float", withNull).createOrReplaceTempView("edges");
@@ -91,7 +93,10 @@ class VectorNormalizeRelationTest {
             3, new double[][] {{Double.NaN, Double.NaN}, {Double.NaN, Double.NaN}},
             4, new double[][] {null, null},
             5, new double[][] {{}, {}},
-            6, new double[][] {null, null});
+            6, new double[][] {{Double.NaN, 0}, {Double.NaN, 0}},
+            // ‖x‖² underflows float32 in theirs: subnormal squares, a norm good to 2e-7 here
+            7, new double[][] {{3e-8, 4e-8}, {0.6, 0.8}},
+            8, new double[][] {null, null});
     assertThat(result).hasSize(expected.size());
     for (Row row : result) {
       int id = row.getInt(0);
