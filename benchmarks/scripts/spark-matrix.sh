@@ -50,7 +50,7 @@ for line in "${lines[@]}"; do
   started=$(date +%s)
   (cd "$copy" && mvn ${MVN_ARGS--o} -B -P "spark-$line" -Dembednorm.cpuOnly \
     -pl spark-udf,jobs,benchmarks -am verify \
-    -Dtest='io.embednorm.spark.**,io.embednorm.jobs.**' -Dsurefire.failIfNoSpecifiedTests=false \
+    -Dtest='io/embednorm/spark/**/*Test,io/embednorm/jobs/**/*Test' -Dsurefire.failIfNoSpecifiedTests=false \
     -Dit.test="$integration_tests" -Dit.failIfNoSpecifiedTests=false \
     -Dspotless.check.skip=true) > "$log" 2>&1
   status=$?
