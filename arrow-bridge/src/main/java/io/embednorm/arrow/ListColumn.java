@@ -7,11 +7,11 @@ import java.util.List;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.BaseFixedWidthVector;
-import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
+import org.apache.arrow.vector.util.DataSizeRoundingUtil;
 
 /**
  * A FixedSizeList or List vector seen as rows of elements in its child vector. Row {@code r} holds
@@ -105,7 +105,8 @@ abstract class ListColumn {
       FieldVector vector, BufferAllocator allocator, int count, long... bufferBytes) {
     List<ArrowBuf> buffers = new ArrayList<>();
     try {
-      ArrowBuf validity = allocator.buffer(BitVectorHelper.getValidityBufferSize(count));
+      // Not BitVectorHelper.getValidityBufferSize: Arrow 19 (Spark 4.2) renamed it.
+      ArrowBuf validity = allocator.buffer(DataSizeRoundingUtil.divideBy8Ceil(count));
       buffers.add(validity);
       if (!(vector instanceof BaseFixedWidthVector)) {
         validity.setZero(0, validity.capacity());

@@ -7,6 +7,7 @@ import io.embednorm.spark.catalyst.LpNormalizeExpression;
 import io.embednorm.spark.catalyst.VectorNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
 import io.embednorm.spark.internal.FunctionDocumentation;
+import io.embednorm.spark.internal.SessionFunctionIdentifiers;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.spark.sql.SparkSession;
@@ -69,7 +70,7 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
     FunctionRegistry registry =
         ((org.apache.spark.sql.classic.SparkSession) session).sessionState().functionRegistry();
     for (Function function : functions()) {
-      FunctionIdentifier identifier = FunctionIdentifier.apply(function.name());
+      FunctionIdentifier identifier = SessionFunctionIdentifiers.of(function.name());
       String className = function.documentation().getClassName();
       boolean registered =
           registry.lookupFunction(identifier).exists(info -> info.getClassName().equals(className));

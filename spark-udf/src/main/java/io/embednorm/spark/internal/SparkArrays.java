@@ -10,6 +10,7 @@ import org.apache.arrow.vector.ipc.message.ArrowFieldNode;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.FieldType;
+import org.apache.arrow.vector.util.DataSizeRoundingUtil;
 import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.vectorized.ColumnVector;
 import org.apache.spark.sql.vectorized.ColumnarArray;
@@ -273,7 +274,8 @@ public final class SparkArrays {
       long started = System.nanoTime();
       BufferAllocator allocator = elements.getAllocator();
       int count = Math.max(total, 1);
-      try (ArrowBuf validity = allocator.buffer(BitVectorHelper.getValidityBufferSize(count));
+      // Not BitVectorHelper.getValidityBufferSize: Arrow 19 (Spark 4.2) renamed it.
+      try (ArrowBuf validity = allocator.buffer(DataSizeRoundingUtil.divideBy8Ceil(count));
           ArrowBuf data = allocator.buffer((long) count * width.bytes())) {
         validity.setOne(0, validity.capacity());
         elements.loadFieldBuffers(new ArrowFieldNode(total, 0), List.of(validity, data));
