@@ -67,7 +67,7 @@ class JitDirectivesTest {
   void theMatcherTellsExistingMethodsFromMissingOnes() {
     assertThat(matchingMethods("io.embednorm.engine.cpu.FloatSums::maximum")).isEqualTo(1);
     assertThat(matchingMethods("io/embednorm/engine/cpu/FloatSums.maximum")).isEqualTo(1);
-    assertThat(matchingMethods("io.embednorm.engine.cpu.FloatSums::max*")).isEqualTo(1);
+    assertThat(matchingMethods("io.embednorm.engine.cpu.FloatSums::maximumMag*")).isEqualTo(1);
     assertThat(matchingMethods("io.embednorm.engine.cpu.*::*")).isGreaterThan(100);
     assertThat(matchingMethods("io.embednorm.engine.cpu.Vector*::*")).isGreaterThan(10);
     assertThat(matchingMethods("jdk.incubator.vector.*::*")).isGreaterThan(100);
