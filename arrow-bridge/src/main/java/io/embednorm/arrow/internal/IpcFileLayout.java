@@ -25,6 +25,7 @@ import org.apache.arrow.flatbuf.RecordBatch;
 import org.apache.arrow.flatbuf.Schema;
 import org.apache.arrow.flatbuf.Type;
 import org.apache.arrow.vector.ipc.message.ArrowFooter;
+import org.apache.arrow.vector.types.Types;
 
 /**
  * The layout of one column of an Arrow IPC file (the random-access format), read from the footer
@@ -78,6 +79,7 @@ final class IpcFileLayout {
     // metadata included), as it does in the record-batch path's reader.
     List<org.apache.arrow.vector.types.pojo.Field> fields =
         new ArrowFooter(footer).getSchema().getFields();
+    checkVectorTypes(fields);
     if (schema.endianness() != Endianness.Little) {
       throw new MappedPathUnavailable("the file is big-endian");
     }
@@ -134,6 +136,26 @@ final class IpcFileLayout {
   String describeColumn() {
     String element = type.name().toLowerCase(java.util.Locale.ROOT);
     return width >= 0 ? "FixedSizeList<" + element + ">(" + width + ")" : "List<" + element + ">";
+  }
+
+  /**
+   * Refuses fields that Arrow reads as a schema but cannot make vectors of (a dictionary's index of
+   * 174 bits, say): the record-batch path's reader makes a vector of every field and fails there,
+   * and an output copied on this path would fail for whoever reads it.
+   */
+  private static void checkVectorTypes(List<org.apache.arrow.vector.types.pojo.Field> fields) {
+    for (org.apache.arrow.vector.types.pojo.Field field : fields) {
+      try {
+        Types.getMinorTypeForArrowType(field.getType());
+        if (field.getDictionary() != null) {
+          Types.getMinorTypeForArrowType(field.getDictionary().getIndexType());
+        }
+      } catch (RuntimeException unreadable) {
+        throw new MappedPathUnavailable(
+            "column '" + field.getName() + "' has a type Arrow cannot read", unreadable);
+      }
+      checkVectorTypes(field.getChildren());
+    }
   }
 
   private static int columnIndex(Schema schema, String column) {
