@@ -271,7 +271,7 @@ class EmbeddingNormalizerTest {
         .isInstanceOf(EmbedNormException.class)
         .hasMessage(
             "Cannot parse op 'rmsnorm': expected one of rms_norm, layer_norm, softmax, log_softmax,"
-                + " l2_normalize");
+                + " l2_normalize, l1_normalize, linf_normalize");
     StructType schema = frame("float", List.of()).schema();
     EmbeddingNormalizer withoutOp = new EmbeddingNormalizer().setInputCol("x");
     assertThatThrownBy(() -> withoutOp.transformSchema(schema))
@@ -280,7 +280,7 @@ class EmbeddingNormalizerTest {
             "Cannot configure "
                 + withoutOp.uid()
                 + ": op is not set; set it to one of rms_norm, layer_norm, softmax, log_softmax,"
-                + " l2_normalize");
+                + " l2_normalize, l1_normalize, linf_normalize");
     assertThatThrownBy(() -> withoutOp.setOp("softmax").setEps(1e-3).transformSchema(schema))
         .isInstanceOf(EmbedNormException.class)
         .hasMessage("Cannot configure softmax: it takes no eps");

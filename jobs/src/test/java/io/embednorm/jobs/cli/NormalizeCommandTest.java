@@ -302,7 +302,7 @@ class NormalizeCommandTest {
         normalize(input.toString(), output.toString(), "--op", "batch_norm"),
         output,
         "Cannot parse op 'batch_norm': expected one of rms_norm, layer_norm, softmax, log_softmax,"
-            + " l2_normalize");
+            + " l2_normalize, l1_normalize, linf_normalize");
     assertFailed(
         normalize(input.toString(), output.toString(), "--op", "rms_norm", "--device", "gpu"),
         output,
