@@ -103,6 +103,11 @@ public final class Engines {
     return Services.ARRAY_KERNELS;
   }
 
+  /** The CPU engine's {@code causal_conv} on Java arrays. */
+  public static CausalConvolution causalConvolution() {
+    return ConvolutionService.CAUSAL_CONVOLUTION;
+  }
+
   private static EngineProvider provider(Device device) {
     EngineProvider provider = Providers.ALL.get(device);
     if (provider == null) {
@@ -142,21 +147,27 @@ public final class Engines {
     }
   }
 
+  /** The one provider of {@code service} on the class path. */
+  private static <T> T only(Class<T> service) {
+    return ServiceLoader.load(service, Engines.class.getClassLoader())
+        .findFirst()
+        .orElseThrow(
+            () ->
+                new EmbedNormException(
+                    "Cannot find "
+                        + service.getSimpleName()
+                        + ": no engine that provides it on the class path"));
+  }
+
+  /** The convolution, apart from the other services: a jar may hold it without pinned memory. */
+  private static final class ConvolutionService {
+    static final CausalConvolution CAUSAL_CONVOLUTION = only(CausalConvolution.class);
+  }
+
   /** The engines' other services, found on first use. */
   private static final class Services {
     static final HostMemory HOST_MEMORY = only(HostMemory.class);
     static final ArrayKernels ARRAY_KERNELS = only(ArrayKernels.class);
-
-    private static <T> T only(Class<T> service) {
-      return ServiceLoader.load(service, Engines.class.getClassLoader())
-          .findFirst()
-          .orElseThrow(
-              () ->
-                  new EmbedNormException(
-                      "Cannot find "
-                          + service.getSimpleName()
-                          + ": no engine that provides it on the class path"));
-    }
   }
 
   /**

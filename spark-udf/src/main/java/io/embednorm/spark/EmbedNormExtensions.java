@@ -1,11 +1,13 @@
 package io.embednorm.spark;
 
 import io.embednorm.engine.Op;
+import io.embednorm.spark.catalyst.CausalConvExpression;
 import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.catalyst.LpNormalizeExpression;
 import io.embednorm.spark.catalyst.VectorNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
+import io.embednorm.spark.internal.CausalConvolutions;
 import io.embednorm.spark.internal.FunctionDocumentation;
 import io.embednorm.spark.internal.SessionFunctionIdentifiers;
 import java.util.ArrayList;
@@ -24,7 +26,7 @@ import scala.runtime.BoxedUnit;
 /**
  * Registers the SQL functions ({@code rms_norm}, {@code layer_norm}, {@code softmax}, {@code
  * log_softmax}, {@code l2_normalize}, {@code l1_normalize}, {@code linf_normalize}, {@code
- * lp_normalize} and {@code vector_norm}) with a session:
+ * lp_normalize}, {@code vector_norm} and {@code causal_conv}) with a session:
  *
  * <pre>{@code
  * spark.sql.extensions=io.embednorm.spark.EmbedNormExtensions
@@ -84,7 +86,9 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
   private record Function(
       String name, ExpressionInfo documentation, Function1<Seq<Expression>, Expression> builder) {}
 
-  /** One function per op, then {@code lp_normalize} and {@code vector_norm}. */
+  /**
+   * One function per op, then {@code lp_normalize}, {@code vector_norm} and {@code causal_conv}.
+   */
   private static List<Function> functions() {
     List<Function> functions = new ArrayList<>();
     for (Op op : Op.values()) {
@@ -104,6 +108,11 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
             VectorNormExpression.NAME(),
             FunctionDocumentation.describeVectorNorm(),
             VectorNormExpression::new));
+    functions.add(
+        new Function(
+            CausalConvolutions.NAME,
+            FunctionDocumentation.describeCausalConv(),
+            CausalConvExpression::new));
     return functions;
   }
 }

@@ -1,6 +1,7 @@
 package io.embednorm.spark.internal;
 
 import io.embednorm.engine.Op;
+import io.embednorm.spark.catalyst.CausalConvExpression;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
 import io.embednorm.spark.catalyst.LpNormalizeExpression;
 import io.embednorm.spark.catalyst.VectorNormExpression;
@@ -99,6 +100,38 @@ public final class FunctionDocumentation {
         "_FUNC_(x [, p]) - Returns the p-norm of each array, p = 1, 2 or infinity: sum(abs(x)),"
             + " sqrt(sum(x^2)) or max(abs(x)), computed in double; a float for array<float>, a"
             + " double otherwise.",
+        arguments,
+        examples.toString(),
+        "",
+        GROUP,
+        SINCE,
+        "",
+        SOURCE);
+  }
+
+  public static ExpressionInfo describeCausalConv() {
+    String arguments =
+        "\n    Arguments:\n"
+            + "      * sequence - an array<array<float>>: T steps of C channels each (k[t][c], the"
+            + " token-embedding layout). A null sequence, step or element gives null; an empty"
+            + " sequence gives an empty one; a step of another width than C fails the query.\n"
+            + "      * w - the kernel, an array<array<float>>: C channels of T_w >= T weights each"
+            + " (w[c][j], the RWKV article's layout); the weight for lag L = t - u is"
+            + " w[c][T_w - 1 - L]. A constant or a column.\n"
+            + "      * eps - a float added to every output (default 0).\n  ";
+    StringBuilder examples = new StringBuilder("\n    Examples:\n");
+    example(
+        examples,
+        "_FUNC_(array(array(1.0f), array(2.0f)), array(array(10.0f, 1.0f)))",
+        "[[1.0], [12.0]]");
+    examples.append("  ");
+    return new ExpressionInfo(
+        CausalConvExpression.class.getName(),
+        null,
+        CausalConvolutions.NAME,
+        "_FUNC_(sequence, w [, eps]) - Returns the causal depthwise convolution of each sequence"
+            + " (RWKV): out[t][c] = eps + sum over u <= t of w[c][T_w - 1 - (t - u)] * k[u][c],"
+            + " summed in float32.",
         arguments,
         examples.toString(),
         "",

@@ -1,0 +1,168 @@
+package io.embednorm.benchmarks;
+
+import static jcuda.driver.JCudaDriver.cuEventCreate;
+import static jcuda.driver.JCudaDriver.cuEventDestroy;
+import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
+import static jcuda.driver.JCudaDriver.cuEventRecord;
+import static jcuda.driver.JCudaDriver.cuEventSynchronize;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuStreamCreate;
+import static jcuda.driver.JCudaDriver.cuStreamDestroy;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.cuda.CudaCausalConvolution;
+import io.embednorm.engine.cuda.CudaContext;
+import java.util.Arrays;
+import java.util.Locale;
+import java.util.Random;
+import jcuda.Pointer;
+import jcuda.Sizeof;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUevent;
+import jcuda.driver.CUevent_flags;
+import jcuda.driver.CUstream;
+
+/**
+ * causal_conv on one GPU at the RWKV article's size (B32 C768 T768 float32 by default): the median
+ * of {@code --repeats} launches timed with CUDA events after 5 warm-up launches, in ms and GFLOP/s
+ * of the useful work (2 flops per multiply-add of u ≤ t), and the CPU engine on one sequence, with
+ * the largest difference between the two on sequences 0 and B − 1 relative to their Σ|w·k|.
+ * Arguments: {@code --sequences B --channels C --steps T --repeats N}.
+ */
+public final class ConvolutionBenchmark {
+  private ConvolutionBenchmark() {}
+
+  public static void main(String[] args) {
+    int sequences = option(args, "--sequences", 32);
+    int channels = option(args, "--channels", 768);
+    int steps = option(args, "--steps", 768);
+    int repeats = option(args, "--repeats", 30);
+    Random random = new Random(1);
+    float[][] w = new float[channels][steps];
+    for (float[] row : w) {
+      for (int j = 0; j < steps; j++) {
+        row[j] = random.nextFloat() * 0.1f;
+      }
+    }
+    ConvolutionKernel kernel = ConvolutionKernel.of(w);
+    float[] values = new float[sequences * steps * channels];
+    for (int i = 0; i < values.length; i++) {
+      values[i] = (float) random.nextGaussian();
+    }
+    float[] lagWeights = new float[steps * channels];
+    kernel.copyLagMajor(steps, lagWeights, 0);
+    double flops = 2.0 * CudaCausalConvolution.multiplyAdds(sequences, steps, channels);
+
+    CudaContext context = CudaContext.of(0);
+    CudaCausalConvolution convolution = new CudaCausalConvolution(context);
+    long bytes = (long) values.length * Sizeof.FLOAT;
+    CUdeviceptr input = new CUdeviceptr();
+    CUdeviceptr output = new CUdeviceptr();
+    CUdeviceptr weights = new CUdeviceptr();
+    CUstream stream = new CUstream();
+    cuMemAlloc(input, bytes);
+    cuMemAlloc(output, bytes);
+    cuMemAlloc(weights, (long) lagWeights.length * Sizeof.FLOAT);
+    cuStreamCreate(stream, 0);
+    float[] gpu = new float[values.length];
+    double milliseconds;
+    try {
+      cuMemcpyHtoD(input, Pointer.to(values), bytes);
+      cuMemcpyHtoD(weights, Pointer.to(lagWeights), (long) lagWeights.length * Sizeof.FLOAT);
+      Runnable launch =
+          () -> convolution.launch(input, output, weights, sequences, steps, channels, 0f, stream);
+      milliseconds = median(stream, repeats, launch);
+      cuStreamSynchronize(stream);
+      cuMemcpyDtoH(Pointer.to(gpu), output, bytes);
+    } finally {
+      cuStreamDestroy(stream);
+      cuMemFree(weights);
+      cuMemFree(output);
+      cuMemFree(input);
+    }
+
+    int length = steps * channels;
+    float[] cpu = new float[length];
+    long cpuStart = System.nanoTime();
+    Engines.causalConvolution().convolve(kernel, 0f, values, 0, steps, cpu, 0);
+    double cpuMilliseconds = (System.nanoTime() - cpuStart) / 1e6;
+    double error = relativeError(w, values, gpu, 0, steps, channels);
+    error = Math.max(error, relativeError(w, values, gpu, sequences - 1, steps, channels));
+    System.out.printf(
+        Locale.ROOT,
+        "causal_conv B%d C%d T%d float32: gpu %.4f ms median of %d, %.0f GFLOP/s (%.2f GFLOP);"
+            + " cpu engine one sequence %.1f ms (one thread, first call); gpu max error %.2e of"
+            + " sum|w*k|%n",
+        sequences,
+        channels,
+        steps,
+        milliseconds,
+        repeats,
+        flops / milliseconds / 1e6,
+        flops / 1e9,
+        cpuMilliseconds,
+        error);
+  }
+
+  /** max over outputs of |gpu − float64| / Σ|w·k| for one sequence. */
+  private static double relativeError(
+      float[][] w, float[] values, float[] gpu, int sequence, int steps, int channels) {
+    int base = sequence * steps * channels;
+    double worst = 0;
+    for (int c = 0; c < channels; c++) {
+      for (int t = 0; t < steps; t++) {
+        double sum = 0;
+        double magnitude = 0;
+        for (int u = 0; u <= t; u++) {
+          double term = (double) w[c][steps - 1 - (t - u)] * values[base + u * channels + c];
+          sum += term;
+          magnitude += Math.abs(term);
+        }
+        double difference = Math.abs(gpu[base + t * channels + c] - sum);
+        worst = Math.max(worst, difference / Math.max(magnitude, 1e-30));
+      }
+    }
+    return worst;
+  }
+
+  private static double median(CUstream stream, int repeats, Runnable work) {
+    CUevent start = new CUevent();
+    CUevent end = new CUevent();
+    cuEventCreate(start, CUevent_flags.CU_EVENT_DEFAULT);
+    cuEventCreate(end, CUevent_flags.CU_EVENT_DEFAULT);
+    try {
+      for (int i = 0; i < 5; i++) {
+        work.run();
+      }
+      double[] times = new double[repeats];
+      float[] elapsed = new float[1];
+      for (int i = 0; i < repeats; i++) {
+        cuEventRecord(start, stream);
+        work.run();
+        cuEventRecord(end, stream);
+        cuEventSynchronize(end);
+        cuEventElapsedTime(elapsed, start, end);
+        times[i] = elapsed[0];
+      }
+      Arrays.sort(times);
+      return times[repeats / 2];
+    } finally {
+      cuEventDestroy(start);
+      cuEventDestroy(end);
+    }
+  }
+
+  private static int option(String[] args, String name, int fallback) {
+    for (int i = 0; i + 1 < args.length; i++) {
+      if (args[i].equals(name)) {
+        return Integer.parseInt(args[i + 1]);
+      }
+    }
+    return fallback;
+  }
+}

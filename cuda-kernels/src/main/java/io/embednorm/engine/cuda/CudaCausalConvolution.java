@@ -1,0 +1,176 @@
+package io.embednorm.engine.cuda;
+
+import static jcuda.driver.JCudaDriver.cuLaunchKernel;
+import static jcuda.driver.JCudaDriver.cuMemAlloc;
+import static jcuda.driver.JCudaDriver.cuMemFree;
+import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
+import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
+import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleLoadData;
+import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
+
+import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.EmbedNormException;
+import java.io.IOException;
+import java.io.InputStream;
+import jcuda.Pointer;
+import jcuda.Sizeof;
+import jcuda.driver.CUdeviceptr;
+import jcuda.driver.CUfunction;
+import jcuda.driver.CUmodule;
+import jcuda.driver.CUstream;
+
+/**
+ * {@code causal_conv} on a GPU (src/main/cuda/causal_conv.cu, its own fatbin): a batch of sequences
+ * of equal length in the (sequences, steps, channels) layout, the layout users hold, so nothing is
+ * transposed. The weights go to the device once, lag-major, from a {@link ConvolutionKernel}. Holds
+ * no device memory of its own; thread-safe.
+ */
+public final class CudaCausalConvolution {
+  /** Where the Maven build puts the fatbin (cuda-kernels/pom.xml). */
+  static final String RESOURCE = "/io/embednorm/engine/cuda/causal_conv.fatbin";
+
+  private static final String NAME = "embednorm_causal_conv_f32";
+
+  // the kernel's constants (causal_conv.cu): threads a block, and a block's share of the work
+  private static final int BLOCK = 256;
+  private static final int CHANNELS_PER_BLOCK = 32;
+  private static final int SEQUENCES_PER_BLOCK = 8;
+  private static final int STEPS_PER_BLOCK = 64;
+
+  private final CudaContext context;
+  private final CUfunction function = new CUfunction();
+
+  /** Loads the kernel into {@code context}'s device. */
+  public CudaCausalConvolution(CudaContext context) {
+    this.context = context;
+    context.makeCurrent();
+    CUmodule module = new CUmodule();
+    cuModuleLoadData(module, fatbin());
+    cuModuleGetFunction(function, module, NAME);
+  }
+
+  /** Whether this jar holds the kernel (a CPU-only build does not). */
+  public static boolean isBundled() {
+    return CudaCausalConvolution.class.getResource(RESOURCE) != null;
+  }
+
+  /**
+   * The multiply-adds of one call that count: {@code sequences · channels · steps (steps + 1) / 2}.
+   */
+  public static long multiplyAdds(int sequences, int steps, int channels) {
+    return (long) sequences * channels * steps * (steps + 1) / 2;
+  }
+
+  /**
+   * Enqueues the convolution of {@code sequences × steps × channels} floats at {@code input} into
+   * {@code output}, with {@code lagWeights} holding {@code steps × channels} floats as {@link
+   * ConvolutionKernel#copyLagMajor} writes them. The caller keeps the buffers until the stream is
+   * done.
+   */
+  public void launch(
+      CUdeviceptr input,
+      CUdeviceptr output,
+      CUdeviceptr lagWeights,
+      int sequences,
+      int steps,
+      int channels,
+      float eps,
+      CUstream stream) {
+    if (sequences == 0 || steps == 0) {
+      return;
+    }
+    long blocks =
+        (long) ceiling(steps, STEPS_PER_BLOCK)
+            * ceiling(channels, CHANNELS_PER_BLOCK)
+            * ceiling(sequences, SEQUENCES_PER_BLOCK);
+    if (blocks > Integer.MAX_VALUE) {
+      throw new EmbedNormException(
+          "Cannot convolve " + sequences + " sequences on the GPU: " + blocks + " blocks");
+    }
+    context.makeCurrent();
+    Pointer parameters =
+        Pointer.to(
+            Pointer.to(input),
+            Pointer.to(output),
+            Pointer.to(lagWeights),
+            Pointer.to(new int[] {sequences}),
+            Pointer.to(new int[] {steps}),
+            Pointer.to(new int[] {channels}),
+            Pointer.to(new float[] {eps}));
+    cuLaunchKernel(function, (int) blocks, 1, 1, BLOCK, 1, 1, 0, stream, parameters, null);
+  }
+
+  /**
+   * Convolves {@code sequences} sequences of {@code steps × kernel.channels()} floats held one
+   * after another in {@code values}, through device memory it allocates and frees: for tests and
+   * one-off calls.
+   */
+  public float[] convolve(
+      ConvolutionKernel kernel, float eps, float[] values, int sequences, int steps) {
+    kernel.checkSteps(steps);
+    int channels = kernel.channels();
+    long elements = (long) sequences * steps * channels;
+    if (elements != values.length) {
+      throw new EmbedNormException(
+          "Cannot convolve on the GPU: "
+              + values.length
+              + " values for "
+              + sequences
+              + " sequences of "
+              + steps
+              + " steps of "
+              + channels
+              + " channels");
+    }
+    float[] lagWeights = new float[steps * channels];
+    kernel.copyLagMajor(steps, lagWeights, 0);
+    float[] result = new float[values.length];
+    context.makeCurrent();
+    CUdeviceptr input = new CUdeviceptr();
+    CUdeviceptr output = new CUdeviceptr();
+    CUdeviceptr weights = new CUdeviceptr();
+    long bytes = Math.max(1, elements) * Sizeof.FLOAT;
+    cuMemAlloc(input, bytes);
+    try {
+      cuMemAlloc(output, bytes);
+      try {
+        cuMemAlloc(weights, Math.max(1, lagWeights.length) * (long) Sizeof.FLOAT);
+        try {
+          cuMemcpyHtoD(input, Pointer.to(values), elements * Sizeof.FLOAT);
+          cuMemcpyHtoD(weights, Pointer.to(lagWeights), (long) lagWeights.length * Sizeof.FLOAT);
+          CUstream stream = new CUstream();
+          launch(input, output, weights, sequences, steps, channels, eps, stream);
+          cuStreamSynchronize(stream);
+          cuMemcpyDtoH(Pointer.to(result), output, elements * Sizeof.FLOAT);
+        } finally {
+          cuMemFree(weights);
+        }
+      } finally {
+        cuMemFree(output);
+      }
+    } finally {
+      cuMemFree(input);
+    }
+    return result;
+  }
+
+  private static int ceiling(int value, int divisor) {
+    return (value + divisor - 1) / divisor;
+  }
+
+  private static byte[] fatbin() {
+    try (InputStream stream = CudaCausalConvolution.class.getResourceAsStream(RESOURCE)) {
+      if (stream == null) {
+        throw new EmbedNormException(
+            "Cannot load the causal_conv kernel: "
+                + RESOURCE
+                + " is not in this jar (built with -Dembednorm.cpuOnly?)");
+      }
+      return stream.readAllBytes();
+    } catch (IOException failure) {
+      throw new EmbedNormException(
+          "Cannot load the causal_conv kernel: " + failure.getMessage(), failure);
+    }
+  }
+}

@@ -1,0 +1,96 @@
+package io.embednorm.spark.internal;
+
+import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Engines;
+import org.apache.spark.sql.catalyst.util.ArrayData;
+import org.apache.spark.sql.catalyst.util.GenericArrayData;
+
+/**
+ * {@code causal_conv} on Spark's row values (docs/SEMANTICS.md, Causal convolution): reads a
+ * sequence ({@code array<array<float>>}, steps × channels) and the kernel (channels × kernel
+ * steps), runs the CPU engine's loops and builds the result. Nulls anywhere give null.
+ */
+public final class CausalConvolutions {
+  public static final String NAME = "causal_conv";
+
+  private CausalConvolutions() {}
+
+  /** The kernel held in {@code w}, or null when it or any part of it is null. */
+  public static ConvolutionKernel kernel(ArrayData w) {
+    if (w == null) {
+      return null;
+    }
+    float[][] rows = new float[w.numElements()][];
+    for (int c = 0; c < rows.length; c++) {
+      if (w.isNullAt(c)) {
+        return null;
+      }
+      ArrayData row = w.getArray(c);
+      if (hasNull(row)) {
+        return null;
+      }
+      rows[c] = row.toFloatArray();
+    }
+    try {
+      return ConvolutionKernel.of(rows);
+    } catch (EmbedNormException failure) {
+      throw new EmbedNormException(
+          "Cannot convolve with "
+              + NAME
+              + ": "
+              + failure.getMessage().replace("Cannot ", "cannot "));
+    }
+  }
+
+  /** The convolution of {@code sequence}; null for a null sequence, step or element. */
+  public static ArrayData convolve(ArrayData sequence, ConvolutionKernel kernel, float eps) {
+    if (sequence == null || kernel == null) {
+      return null;
+    }
+    int steps = sequence.numElements();
+    int channels = kernel.channels();
+    float[] values = new float[steps * channels];
+    for (int t = 0; t < steps; t++) {
+      if (sequence.isNullAt(t)) {
+        return null;
+      }
+      ArrayData step = sequence.getArray(t);
+      if (step.numElements() != channels) {
+        throw new EmbedNormException(
+            "Cannot convolve a sequence with "
+                + NAME
+                + ": step "
+                + t
+                + " has "
+                + step.numElements()
+                + " channels where the kernel has "
+                + channels);
+      }
+      if (hasNull(step)) {
+        return null;
+      }
+      for (int c = 0; c < channels; c++) {
+        values[t * channels + c] = step.getFloat(c);
+      }
+    }
+    float[] out = new float[values.length];
+    Engines.causalConvolution().convolve(kernel, eps, values, 0, steps, out, 0);
+    Object[] result = new Object[steps];
+    for (int t = 0; t < steps; t++) {
+      float[] step = new float[channels];
+      System.arraycopy(out, t * channels, step, 0, channels);
+      result[t] = ArrayData.toArrayData(step);
+    }
+    return new GenericArrayData(result);
+  }
+
+  private static boolean hasNull(ArrayData values) {
+    for (int i = 0; i < values.numElements(); i++) {
+      if (values.isNullAt(i)) {
+        return true;
+      }
+    }
+    return false;
+  }
+}
