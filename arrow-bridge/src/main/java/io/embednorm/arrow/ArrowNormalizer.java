@@ -3,6 +3,7 @@ package io.embednorm.arrow;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuSettings;
@@ -191,6 +192,55 @@ public final class ArrowNormalizer implements AutoCloseable {
     return new ChunkedNormalization(
             engines.first(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
         .normalize(column, allocator, firstRowIndex, metrics);
+  }
+
+  /**
+   * Applies {@code steps} in order to every row of the float32 column {@code input} and writes the
+   * last step's result in {@code encoding} (docs/SEMANTICS.md, Encodings) into a new vector named
+   * as {@code input}, the layout a pyarrow or Lance reader takes as it is:
+   *
+   * <ul>
+   *   <li>{@code float16}, {@code bfloat16}, {@code binary}: {@code FixedSizeBinary(rowBytes)} for
+   *       a {@code FixedSizeList} column, {@code Binary} for a {@code List} column; each value
+   *       holds one row's bytes (2 little-endian bytes an element, or its sign bits), so {@code
+   *       numpy.frombuffer(values.buffers()[1], numpy.float16).reshape(rows, width)} reads a
+   *       fixed-size float16 column.
+   *   <li>{@code int8}: {@code Struct<values: FixedSizeBinary or Binary, scale: float32>}, the
+   *       layout of SQL's {@code quantize_int8}.
+   * </ul>
+   *
+   * A null row gives a null value; an empty row an empty one (int8 scale 0). The last step and the
+   * encoding run in one pass ({@link NormalizationEngine#normalizeEncoded}), on the CPU engine: on
+   * a GPU normalizer the steps before the last run on the GPU and the fused pass on the CPU engine
+   * until the CUDA kernels write encodings. The caller closes the result.
+   *
+   * @throws EmbedNormException when {@code steps} is empty, {@code input} is not a float32 list
+   *     column, or a weight or bias does not fit a row
+   */
+  public FieldVector normalizeEncoded(
+      FieldVector input,
+      List<Normalization> steps,
+      Encoding encoding,
+      NormalizationMetrics metrics) {
+    Objects.requireNonNull(encoding, "encoding");
+    Objects.requireNonNull(steps, "steps");
+    if (steps.isEmpty()) {
+      throw new EmbedNormException(
+          "Cannot normalize column '"
+              + input.getField().getName()
+              + "': no normalization was given");
+    }
+    Normalization last = steps.get(steps.size() - 1);
+    NormalizationEngine engine = engines.first();
+    if (engine.copiesToDevice()) {
+      engine = cpuFallback();
+    }
+    if (steps.size() == 1) {
+      return EncodedColumns.encode(engine, ListColumn.of(input), last, encoding, allocator, 0);
+    }
+    try (FieldVector before = normalize(input, steps.subList(0, steps.size() - 1), metrics)) {
+      return EncodedColumns.encode(engine, ListColumn.of(before), last, encoding, allocator, 0);
+    }
   }
 
   /** The CPU engine for calls that fail on the GPU, started on the first such call. */

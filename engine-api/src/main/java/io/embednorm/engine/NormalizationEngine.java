@@ -32,6 +32,19 @@ public interface NormalizationEngine extends AutoCloseable {
   void normalize(Normalization normalization, RowBatch batch);
 
   /**
+   * Writes the {@link Encoding} of the normalization of every float32 row of {@code batch.input()}
+   * to {@code target} (layout in {@link EncodedRows}), in one pass over the input: the float32
+   * result is encoded where it is computed and never written to memory. {@code batch.output()} is
+   * not written; pass the input buffer there.
+   *
+   * @throws EmbedNormException when the rows are not float32, a target buffer is too small, or as
+   *     {@link #normalize(Normalization, RowBatch)}
+   */
+  default void normalizeEncoded(Normalization normalization, RowBatch batch, EncodedRows target) {
+    BlockEncoding.run(this, normalization, batch, target);
+  }
+
+  /**
    * Whether this engine copies rows to a device of its own, through {@link #openSession}: then
    * callers holding host memory by address should pipeline through sessions; otherwise the engine
    * works on host memory directly and {@link #normalize} is the way in.

@@ -1,9 +1,12 @@
 package io.embednorm.spark;
 
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.CausalConvExpression;
+import io.embednorm.spark.catalyst.DequantizeInt8Expression;
 import io.embednorm.spark.catalyst.DeviceCheckRule;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.catalyst.EncodeExpression;
 import io.embednorm.spark.catalyst.LpNormalizeExpression;
 import io.embednorm.spark.catalyst.VectorNormExpression;
 import io.embednorm.spark.execution.EmbedNormColumnarRule;
@@ -26,7 +29,9 @@ import scala.runtime.BoxedUnit;
 /**
  * Registers the SQL functions ({@code rms_norm}, {@code layer_norm}, {@code softmax}, {@code
  * log_softmax}, {@code l2_normalize}, {@code l1_normalize}, {@code linf_normalize}, {@code
- * lp_normalize}, {@code vector_norm} and {@code causal_conv}) with a session:
+ * lp_normalize}, {@code vector_norm}, {@code causal_conv}, the encodings {@code quantize_int8},
+ * {@code quantize_binary}, {@code to_float16}, {@code to_bfloat16} and {@code dequantize_int8})
+ * with a session:
  *
  * <pre>{@code
  * spark.sql.extensions=io.embednorm.spark.EmbedNormExtensions
@@ -113,6 +118,18 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
             CausalConvolutions.NAME,
             FunctionDocumentation.describeCausalConv(),
             CausalConvExpression::new));
+    for (Encoding encoding : Encoding.values()) {
+      functions.add(
+          new Function(
+              EncodeExpression.sqlName(encoding),
+              FunctionDocumentation.describeEncoding(encoding),
+              arguments -> new EncodeExpression(encoding, arguments)));
+    }
+    functions.add(
+        new Function(
+            DequantizeInt8Expression.NAME(),
+            FunctionDocumentation.describeDequantizeInt8(),
+            DequantizeInt8Expression::new));
     return functions;
   }
 }

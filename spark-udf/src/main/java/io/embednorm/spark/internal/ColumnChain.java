@@ -1,5 +1,6 @@
 package io.embednorm.spark.internal;
 
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
 import io.embednorm.spark.internal.SparkArrays.ElementWidth;
 import java.io.Serializable;
@@ -15,16 +16,34 @@ import java.util.stream.Collectors;
  * @param inputName the input column's name, for messages
  * @param width the element type of the input (and output)
  * @param steps the normalizations, innermost first
+ * @param encoding the encoding the last step writes in the same pass ({@code
+ *     quantize_int8(l2_normalize(x))}), or null for float rows
  */
 public record ColumnChain(
-    int inputOrdinal, String inputName, ElementWidth width, List<Normalization> steps)
+    int inputOrdinal,
+    String inputName,
+    ElementWidth width,
+    List<Normalization> steps,
+    Encoding encoding)
     implements Serializable {
   public ColumnChain {
     steps = List.copyOf(steps);
   }
 
+  /** A chain whose result is rows of the input's element type. */
+  public ColumnChain(
+      int inputOrdinal, String inputName, ElementWidth width, List<Normalization> steps) {
+    this(inputOrdinal, inputName, width, steps, null);
+  }
+
+  /** This chain with its last step written in {@code newEncoding}. */
+  public ColumnChain encoded(Encoding newEncoding) {
+    return new ColumnChain(inputOrdinal, inputName, width, steps, newEncoding);
+  }
+
   /** The SQL names of the steps, outermost last, e.g. {@code rms_norm, l2_normalize}. */
   public String functions() {
-    return steps.stream().map(step -> step.op().sqlName()).collect(Collectors.joining(", "));
+    String ops = steps.stream().map(step -> step.op().sqlName()).collect(Collectors.joining(", "));
+    return encoding == null ? ops : ops + " + " + encoding.optionName();
   }
 }

@@ -92,7 +92,10 @@ public final class ColumnarNormalizer implements AutoCloseable {
         }
         ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
         NormalizationMetrics chainMetrics = new NormalizationMetrics();
-        FieldVector result = normalizer.normalize(input, chain.steps(), chainMetrics);
+        FieldVector result =
+            chain.encoding() == null
+                ? normalizer.normalize(input, chain.steps(), chainMetrics)
+                : normalizer.normalizeEncoded(input, chain.steps(), chain.encoding(), chainMetrics);
         metrics.add(chainMetrics);
         if (chainMetrics.cpuFallbackCalls() > 0) {
           fellBack = true;
@@ -127,6 +130,14 @@ public final class ColumnarNormalizer implements AutoCloseable {
   private ColumnVector toSpark(int index, ColumnChain chain, FieldVector result, BatchTimes times) {
     long copying = System.nanoTime();
     try {
+      if (chain.encoding() != null) {
+        if (outputs[index] == null) {
+          outputs[index] =
+              new OnHeapColumnVector(
+                  Math.max(result.getValueCount(), 1), EncodedVectors.sparkType(chain.encoding()));
+        }
+        return EncodedVectors.toSpark(result, outputs[index]);
+      }
       if (outputs[index] == null) {
         DataType element =
             chain.width() == ElementWidth.FLOAT ? DataTypes.FloatType : DataTypes.DoubleType;

@@ -1,8 +1,11 @@
 package io.embednorm.spark.internal;
 
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Op;
 import io.embednorm.spark.catalyst.CausalConvExpression;
+import io.embednorm.spark.catalyst.DequantizeInt8Expression;
 import io.embednorm.spark.catalyst.EmbedNormExpression;
+import io.embednorm.spark.catalyst.EncodeExpression;
 import io.embednorm.spark.catalyst.LpNormalizeExpression;
 import io.embednorm.spark.catalyst.VectorNormExpression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
@@ -133,6 +136,85 @@ public final class FunctionDocumentation {
             + " (RWKV): out[t][c] = eps + sum over u <= t of w[c][T_w - 1 - (t - u)] * k[u][c],"
             + " summed in float32.",
         arguments,
+        examples.toString(),
+        "",
+        GROUP,
+        SINCE,
+        "",
+        SOURCE);
+  }
+
+  /** The text of an encoding function ({@code quantize_int8}, {@code to_float16}, ...). */
+  public static ExpressionInfo describeEncoding(Encoding encoding) {
+    String name = EncodeExpression.sqlName(encoding);
+    String arguments =
+        "\n    Arguments:\n"
+            + "      * x - an array<float> (other numeric arrays are cast to it), or an embednorm"
+            + " call on one, as in "
+            + name
+            + "(l2_normalize(x)): the columnar operator then runs both in one pass. A null array,"
+            + " or one with a null element, gives null; an empty array gives empty bytes.\n  ";
+    String usage;
+    String example;
+    switch (encoding) {
+      case INT8:
+        usage =
+            "_FUNC_(x) - Returns struct<values: binary, scale: float>: scale = max(abs(x)) / 127"
+                + " and one signed byte a element, round-half-even(x / scale), both in float32. A"
+                + " row of zeros gives scale 0; a row with NaN or infinity scale NaN; its bytes"
+                + " are then 0.";
+        example = "_FUNC_(array(1.0f, -0.5f)).scale";
+        break;
+      case BINARY:
+        usage =
+            "_FUNC_(x) - Returns binary: one bit a element, 1 where x >= 0 (-0.0 too; NaN gives"
+                + " 0), bit i % 8 of byte i / 8 for element i, unused bits 0.";
+        example = "length(_FUNC_(array(1.0f, -2.0f, 3.0f)))";
+        break;
+      default:
+        usage =
+            "_FUNC_(x) - Returns binary: each element rounded to "
+                + encoding.optionName()
+                + " (to nearest, ties to even), 2 bytes little-endian, the bytes of an Arrow "
+                + encoding.optionName()
+                + " buffer.";
+        example = "length(_FUNC_(array(1.0f, -2.0f, 3.0f)))";
+        break;
+    }
+    StringBuilder examples = new StringBuilder("\n    Examples:\n");
+    example(
+        examples,
+        example,
+        encoding == Encoding.INT8 ? "0.007874016" : encoding == Encoding.BINARY ? "1" : "6");
+    examples.append("  ");
+    return new ExpressionInfo(
+        EncodeExpression.class.getName(),
+        null,
+        name,
+        usage,
+        arguments,
+        examples.toString(),
+        "",
+        GROUP,
+        SINCE,
+        "",
+        SOURCE);
+  }
+
+  /** The text of {@code dequantize_int8}. */
+  public static ExpressionInfo describeDequantizeInt8() {
+    StringBuilder examples = new StringBuilder("\n    Examples:\n");
+    example(examples, "_FUNC_(quantize_int8(array(1.0f, -0.5f)))", "[1.0,-0.503937]");
+    examples.append("  ");
+    return new ExpressionInfo(
+        DequantizeInt8Expression.class.getName(),
+        null,
+        DequantizeInt8Expression.NAME(),
+        "_FUNC_(s) - Returns array<float>: q * scale in float32 for each signed byte q of"
+            + " s.values, for s a struct<values: binary, scale: float> as quantize_int8 gives.",
+        "\n    Arguments:\n"
+            + "      * s - a struct<values: binary, scale: float>; a null s, values or scale gives"
+            + " null.\n  ",
         examples.toString(),
         "",
         GROUP,

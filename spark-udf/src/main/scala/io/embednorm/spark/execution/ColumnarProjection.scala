@@ -3,7 +3,7 @@ package io.embednorm.spark.execution
 import scala.jdk.CollectionConverters._
 
 import io.embednorm.engine.Normalization
-import io.embednorm.spark.catalyst.{EmbedNormExpression, VectorNormExpression}
+import io.embednorm.spark.catalyst.{EmbedNormExpression, EncodeExpression, VectorNormExpression}
 import io.embednorm.spark.internal.ColumnChain
 import io.embednorm.spark.internal.SparkArrays.ElementWidth
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression, NamedExpression}
@@ -48,6 +48,11 @@ object ColumnarProjection {
             chains += 1
             Normalized(chains - 1, found)
           }
+        case encode: EncodeExpression =>
+          encodedChain(encode, childOutput).map { found =>
+            chains += 1
+            Normalized(chains - 1, found)
+          }
         case norm: VectorNormExpression =>
           Left(s"${toPrettySQL(norm)} gives one number a row, which the columnar operator does " +
             "not produce")
@@ -63,6 +68,20 @@ object ColumnarProjection {
       case None if chains == 0 => Left("it projects no embednorm function directly")
       case None => Right(columns.collect { case Right(column) => column })
     }
+  }
+
+  /** `quantize_int8(l2_normalize(x))` and the like: the call's chain, encoded in its last pass. */
+  private def encodedChain(encode: EncodeExpression, childOutput: Seq[Attribute])
+      : Either[String, ColumnChain] = encode.children.head match {
+    case inner: EmbedNormExpression =>
+      chain(inner, childOutput).flatMap { found =>
+        if (found.width() == ElementWidth.FLOAT) Right(found.encoded(encode.encoding))
+        else Left(s"${encode.prettyName} takes float32 rows, but ${found.inputName()} is " +
+          "array<double>")
+      }
+    case other =>
+      Left(s"the input of ${encode.prettyName} is ${describeInput(other)}, not an embednorm " +
+        "call on an array<float> column (alone, an encoding runs on the row path)")
   }
 
   private def chain(outer: EmbedNormExpression, childOutput: Seq[Attribute])

@@ -1,0 +1,103 @@
+package io.embednorm.engine;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.ByteBuffer;
+
+/**
+ * Test reference for {@link Encoding}, written plainly in float64 from docs/SEMANTICS.md
+ * (Encodings) and independent of {@link RowEncoder}: checks one encoded row against the float32
+ * result {@code y} it encodes.
+ */
+public final class EncodingReference {
+  private EncodingReference() {}
+
+  /**
+   * Asserts that {@code actual[actualOffset, +rowBytes)} (and {@code actualScale} for int8) encode
+   * {@code y[offset, offset + width)}.
+   */
+  public static void assertRow(
+      Encoding encoding,
+      float[] y,
+      int offset,
+      int width,
+      ByteBuffer actual,
+      int actualOffset,
+      float actualScale,
+      String context) {
+    switch (encoding) {
+      case FLOAT16, BFLOAT16 -> {
+        NarrowReference reference =
+            encoding == Encoding.FLOAT16 ? NarrowReference.FLOAT16 : NarrowReference.BFLOAT16;
+        for (int i = 0; i < width; i++) {
+          int low = actual.get(actualOffset + 2 * i) & 0xff;
+          int high = actual.get(actualOffset + 2 * i + 1) & 0xff;
+          short bits = (short) (low | high << 8);
+          double value = y[offset + i];
+          if (Double.isNaN(value)) {
+            assertThat(reference.isNaN(bits)).as("%s element %d of NaN", context, i).isTrue();
+          } else if ((bits & 0xffff) != (reference.round(value) & 0xffff)) {
+            assertThat(bits & 0xffff)
+                .as("%s element %d: %s rounded", context, i, value)
+                .isEqualTo(reference.round(value) & 0xffff);
+          }
+        }
+      }
+      case INT8 -> assertInt8(y, offset, width, actual, actualOffset, actualScale, context);
+      case BINARY -> {
+        for (int i = 0; i < (width + 7) / 8 * 8; i++) {
+          int bit = (actual.get(actualOffset + i / 8) >>> (i % 8)) & 1;
+          int expected = i < width && y[offset + i] >= 0.0 ? 1 : 0;
+          if (bit == expected) {
+            continue;
+          }
+          assertThat(bit)
+              .as("%s bit %d of %s", context, i, i < width ? y[offset + i] : "padding")
+              .isEqualTo(expected);
+        }
+      }
+    }
+  }
+
+  private static void assertInt8(
+      float[] y,
+      int offset,
+      int width,
+      ByteBuffer actual,
+      int actualOffset,
+      float actualScale,
+      String context) {
+    double largest = 0;
+    boolean finite = true;
+    for (int i = 0; i < width; i++) {
+      double value = y[offset + i];
+      finite &= Double.isFinite(value);
+      largest = Math.max(largest, Math.abs(value));
+    }
+    if (!finite) {
+      assertThat(actualScale).as("%s scale of a row with NaN or infinity", context).isNaN();
+    } else {
+      // A float64 quotient of two floats rounds to the correctly rounded float32 quotient.
+      float scale = (float) (largest / 127.0);
+      assertThat(actualScale).as("%s scale, max|y| %s", context, largest).isEqualTo(scale);
+    }
+    for (int i = 0; i < width; i++) {
+      int q = actual.get(actualOffset + i);
+      if (!finite || actualScale == 0f) {
+        assertThat(q).as("%s q %d of a row without a scale", context, i).isZero();
+        continue;
+      }
+      double quotient = (float) (y[offset + i] / (double) actualScale);
+      double error = Math.abs(q - y[offset + i] / (double) actualScale);
+      if (q == (int) Math.rint(quotient) && error <= 0.5 + 1e-6) {
+        continue;
+      }
+      assertThat(q)
+          .as("%s q %d: y %s / scale %s", context, i, y[offset + i], actualScale)
+          .isEqualTo((int) Math.rint(quotient));
+      assertThat(error)
+          .as("%s q %d within half a step", context, i)
+          .isLessThanOrEqualTo(0.5 + 1e-6);
+    }
+  }
+}
