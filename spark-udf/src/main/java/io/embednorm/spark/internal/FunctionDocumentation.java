@@ -39,18 +39,7 @@ public final class FunctionDocumentation {
 
   /** The documentation of {@code op}'s SQL function. */
   public static ExpressionInfo describe(Op op) {
-    return new ExpressionInfo(
-        EmbedNormExpression.class.getName(),
-        null,
-        op.sqlName(),
-        usage(op),
-        arguments(op),
-        examples(op),
-        "",
-        GROUP,
-        SINCE,
-        "",
-        SOURCE);
+    return info(EmbedNormExpression.class, op.sqlName(), usage(op), arguments(op), examples(op));
   }
 
   /** The documentation of {@code lp_normalize(x, p [, eps])}. */
@@ -66,20 +55,14 @@ public final class FunctionDocumentation {
     example(examples, "_FUNC_(array(3.0f, -4.0f), 2)", "[0.6,-0.8]");
     example(examples, "_FUNC_(array(3.0f, -4.0f), float('inf'))", "[0.75,-1.0]");
     examples.append("  ");
-    return new ExpressionInfo(
-        LpNormalizeExpression.class.getName(),
-        null,
+    return info(
+        LpNormalizeExpression.class,
         LpNormalizeExpression.NAME(),
         "_FUNC_(x, p [, eps]) - Divides each array by its p-norm, p = 1, 2 or infinity: x /"
             + " max(norm_p(x), eps), as PyTorch's normalize; l1_normalize, l2_normalize or"
             + " linf_normalize by p.",
         arguments,
-        examples.toString(),
-        "",
-        GROUP,
-        SINCE,
-        "",
-        SOURCE);
+        examples.toString());
   }
 
   /** The documentation of {@code vector_norm(x [, p])}. */
@@ -96,20 +79,14 @@ public final class FunctionDocumentation {
     example(examples, "_FUNC_(array(3.0f, -4.0f), 1)", "7.0");
     example(examples, "_FUNC_(array(3.0D, -4.0D), float('inf'))", "4.0");
     examples.append("  ");
-    return new ExpressionInfo(
-        VectorNormExpression.class.getName(),
-        null,
+    return info(
+        VectorNormExpression.class,
         VectorNormExpression.NAME(),
         "_FUNC_(x [, p]) - Returns the p-norm of each array, p = 1, 2 or infinity: sum(abs(x)),"
             + " sqrt(sum(x^2)) or max(abs(x)), computed in double; a float for array<float>, a"
             + " double otherwise.",
         arguments,
-        examples.toString(),
-        "",
-        GROUP,
-        SINCE,
-        "",
-        SOURCE);
+        examples.toString());
   }
 
   public static ExpressionInfo describeCausalConv() {
@@ -128,20 +105,14 @@ public final class FunctionDocumentation {
         "_FUNC_(array(array(1.0f), array(2.0f)), array(array(10.0f, 1.0f)))",
         "[[1.0], [12.0]]");
     examples.append("  ");
-    return new ExpressionInfo(
-        CausalConvExpression.class.getName(),
-        null,
+    return info(
+        CausalConvExpression.class,
         CausalConvolutions.NAME,
         "_FUNC_(sequence, w [, eps]) - Returns the causal depthwise convolution of each sequence"
             + " (RWKV): out[t][c] = eps + sum over u <= t of w[c][T_w - 1 - (t - u)] * k[u][c],"
             + " summed in float32.",
         arguments,
-        examples.toString(),
-        "",
-        GROUP,
-        SINCE,
-        "",
-        SOURCE);
+        examples.toString());
   }
 
   /** The text of an encoding function ({@code quantize_int8}, {@code to_float16}, ...). */
@@ -187,18 +158,7 @@ public final class FunctionDocumentation {
         example,
         encoding == Encoding.INT8 ? "0.007874016" : encoding == Encoding.BINARY ? "1" : "6");
     examples.append("  ");
-    return new ExpressionInfo(
-        EncodeExpression.class.getName(),
-        null,
-        name,
-        usage,
-        arguments,
-        examples.toString(),
-        "",
-        GROUP,
-        SINCE,
-        "",
-        SOURCE);
+    return info(EncodeExpression.class, name, usage, arguments, examples.toString());
   }
 
   /** The text of {@code dequantize_int8}. */
@@ -206,21 +166,15 @@ public final class FunctionDocumentation {
     StringBuilder examples = new StringBuilder("\n    Examples:\n");
     example(examples, "_FUNC_(quantize_int8(array(1.0f, -0.5f)))", "[1.0,-0.503937]");
     examples.append("  ");
-    return new ExpressionInfo(
-        DequantizeInt8Expression.class.getName(),
-        null,
+    return info(
+        DequantizeInt8Expression.class,
         DequantizeInt8Expression.NAME(),
         "_FUNC_(s) - Returns array<float>: q * scale in float32 for each signed byte q of"
             + " s.values, for s a struct<values: binary, scale: float> as quantize_int8 gives.",
         "\n    Arguments:\n"
             + "      * s - a struct<values: binary, scale: float>; a null s, values or scale gives"
             + " null.\n  ",
-        examples.toString(),
-        "",
-        GROUP,
-        SINCE,
-        "",
-        SOURCE);
+        examples.toString());
   }
 
   private static String usage(Op op) {
@@ -315,5 +269,12 @@ public final class FunctionDocumentation {
 
   private static void example(StringBuilder text, String call, String result) {
     text.append("      > SELECT ").append(call).append(";\n       ").append(result).append('\n');
+  }
+
+  /** The function's text with this project's group, version and source. */
+  private static ExpressionInfo info(
+      Class<?> expression, String name, String usage, String arguments, String examples) {
+    return new ExpressionInfo(
+        expression.getName(), null, name, usage, arguments, examples, "", GROUP, SINCE, "", SOURCE);
   }
 }
