@@ -1,10 +1,5 @@
 package io.embednorm.benchmarks;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
@@ -17,14 +12,11 @@ import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.cuda.CudaCausalConvolution;
 import io.embednorm.engine.cuda.CudaContext;
-import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
 
 /**
@@ -76,7 +68,7 @@ public final class ConvolutionBenchmark {
       cuMemcpyHtoD(weights, Pointer.to(lagWeights), (long) lagWeights.length * Sizeof.FLOAT);
       Runnable launch =
           () -> convolution.launch(input, output, weights, sequences, steps, channels, 0f, stream);
-      milliseconds = median(stream, repeats, launch);
+      milliseconds = EventTimes.median(stream, repeats, launch);
       cuStreamSynchronize(stream);
       cuMemcpyDtoH(Pointer.to(gpu), output, bytes);
     } finally {
@@ -128,33 +120,6 @@ public final class ConvolutionBenchmark {
       }
     }
     return worst;
-  }
-
-  private static double median(CUstream stream, int repeats, Runnable work) {
-    CUevent start = new CUevent();
-    CUevent end = new CUevent();
-    cuEventCreate(start, CUevent_flags.CU_EVENT_DEFAULT);
-    cuEventCreate(end, CUevent_flags.CU_EVENT_DEFAULT);
-    try {
-      for (int i = 0; i < 5; i++) {
-        work.run();
-      }
-      double[] times = new double[repeats];
-      float[] elapsed = new float[1];
-      for (int i = 0; i < repeats; i++) {
-        cuEventRecord(start, stream);
-        work.run();
-        cuEventRecord(end, stream);
-        cuEventSynchronize(end);
-        cuEventElapsedTime(elapsed, start, end);
-        times[i] = elapsed[0];
-      }
-      Arrays.sort(times);
-      return times[repeats / 2];
-    } finally {
-      cuEventDestroy(start);
-      cuEventDestroy(end);
-    }
   }
 
   private static int option(String[] args, String name, int fallback) {

@@ -1,10 +1,5 @@
 package io.embednorm.benchmarks;
 
-import static jcuda.driver.JCudaDriver.cuEventCreate;
-import static jcuda.driver.JCudaDriver.cuEventDestroy;
-import static jcuda.driver.JCudaDriver.cuEventElapsedTime;
-import static jcuda.driver.JCudaDriver.cuEventRecord;
-import static jcuda.driver.JCudaDriver.cuEventSynchronize;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoDAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuStreamCreate;
@@ -28,8 +23,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.SplittableRandom;
 import jcuda.Pointer;
-import jcuda.driver.CUevent;
-import jcuda.driver.CUevent_flags;
 import jcuda.driver.CUstream;
 import jcuda.driver.CUstream_flags;
 
@@ -227,7 +220,7 @@ public final class KernelBenchmark {
     /** Effective GB/s of the driver's device-to-device copy of the input into the output. */
     double driverCopyGbs(int repeats) {
       return gigabytesPerSecond(
-          median(
+          EventTimes.median(
               stream,
               repeats,
               () -> cuMemcpyDtoDAsync(output.pointer(), input.pointer(), bytes, stream)));
@@ -237,7 +230,7 @@ public final class KernelBenchmark {
     double copyKernelGbs(CopyKernel copy, int repeats, boolean resident) {
       int grid = copy.grid(bytes, resident);
       return gigabytesPerSecond(
-          median(
+          EventTimes.median(
               stream,
               repeats,
               () -> copy.launch(grid, input.pointer(), output.pointer(), bytes, stream)));
@@ -246,7 +239,7 @@ public final class KernelBenchmark {
     /** Effective GB/s of {@code plan} normalizing the input into the output. */
     double gbs(LaunchPlan plan, Normalization normalization, int repeats) {
       return gigabytesPerSecond(
-          median(
+          EventTimes.median(
               stream,
               repeats,
               () ->
@@ -270,34 +263,6 @@ public final class KernelBenchmark {
       input.close();
       output.close();
       cuStreamDestroy(stream);
-    }
-  }
-
-  /** The median time in milliseconds of {@code work} on {@code stream}, after warm-up. */
-  private static double median(CUstream stream, int repeats, Runnable work) {
-    CUevent start = new CUevent();
-    CUevent end = new CUevent();
-    cuEventCreate(start, CUevent_flags.CU_EVENT_DEFAULT);
-    cuEventCreate(end, CUevent_flags.CU_EVENT_DEFAULT);
-    try {
-      for (int i = 0; i < 5; i++) {
-        work.run();
-      }
-      double[] times = new double[repeats];
-      float[] elapsed = new float[1];
-      for (int i = 0; i < repeats; i++) {
-        cuEventRecord(start, stream);
-        work.run();
-        cuEventRecord(end, stream);
-        cuEventSynchronize(end);
-        cuEventElapsedTime(elapsed, start, end);
-        times[i] = elapsed[0];
-      }
-      Arrays.sort(times);
-      return times[repeats / 2];
-    } finally {
-      cuEventDestroy(start);
-      cuEventDestroy(end);
     }
   }
 
