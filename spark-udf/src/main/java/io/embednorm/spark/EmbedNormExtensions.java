@@ -19,6 +19,7 @@ import org.apache.spark.sql.SparkSession;
 import org.apache.spark.sql.SparkSessionExtensions;
 import org.apache.spark.sql.catalyst.FunctionIdentifier;
 import org.apache.spark.sql.catalyst.analysis.FunctionRegistry;
+import org.apache.spark.sql.catalyst.analysis.FunctionRegistry$;
 import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.catalyst.expressions.ExpressionInfo;
 import scala.Function1;
@@ -31,7 +32,8 @@ import scala.runtime.BoxedUnit;
  * log_softmax}, {@code l2_normalize}, {@code l1_normalize}, {@code linf_normalize}, {@code
  * lp_normalize}, {@code vector_norm}, {@code causal_conv}, the encodings {@code quantize_int8},
  * {@code quantize_binary}, {@code to_float16}, {@code to_bfloat16} and {@code dequantize_int8})
- * with a session:
+ * with a session, except a name Spark has built in, which stays Spark's ({@code vector_norm} from
+ * Spark 4.2 on):
  *
  * <pre>{@code
  * spark.sql.extensions=io.embednorm.spark.EmbedNormExtensions
@@ -92,7 +94,17 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
       String name, ExpressionInfo documentation, Function1<Seq<Expression>, Expression> builder) {}
 
   /**
-   * One function per op, then {@code lp_normalize}, {@code vector_norm} and {@code causal_conv}.
+   * Whether this Spark has a built-in function named {@code name}. embednorm leaves a built-in in
+   * place ({@code vector_norm} from Spark 4.2 on): replacing it would change what existing queries
+   * answer and make Spark warn at each session start.
+   */
+  static boolean sparkHasBuiltin(String name) {
+    return FunctionRegistry$.MODULE$.expressions().contains(name);
+  }
+
+  /**
+   * One function per op, then {@code lp_normalize}, {@code vector_norm} and {@code causal_conv},
+   * less those this Spark has built in ({@link #sparkHasBuiltin}).
    */
   private static List<Function> functions() {
     List<Function> functions = new ArrayList<>();
@@ -130,6 +142,7 @@ public final class EmbedNormExtensions implements Function1<SparkSessionExtensio
             DequantizeInt8Expression.NAME(),
             FunctionDocumentation.describeDequantizeInt8(),
             DequantizeInt8Expression::new));
+    functions.removeIf(function -> sparkHasBuiltin(function.name()));
     return functions;
   }
 }

@@ -18,7 +18,8 @@ import org.junit.jupiter.api.Test;
  * {@code vector_normalize(x, 2)} in one query, as docs/SPARK-VERSIONS.md states the relation: the
  * same unit vector where {@code eps <= ‖x‖} and {@code ‖x‖²} is a normal float32, and the listed
  * differences (zero rows, rows below eps, rows whose squares overflow, array&lt;double&gt;)
- * elsewhere. Neither name clashes: Spark 4.2 has none of our five functions built in.
+ * elsewhere. Spark 4.2 has {@code vector_norm} built in: it stays Spark's, with no warning at
+ * session start.
  */
 class VectorNormalizeRelationTest {
   private static final int WIDEST_RANDOM_ROW = 768;
@@ -147,5 +148,14 @@ class VectorNormalizeRelationTest {
       unit[i] = x[i] / norm;
     }
     return unit;
+  }
+
+  @Test
+  void sparksVectorNormStaysInPlace() {
+    assertThat(EmbedNormExtensions.sparkHasBuiltin("vector_norm")).isTrue();
+    String described = spark.sql("DESCRIBE FUNCTION vector_norm").collectAsList().toString();
+    assertThat(described).contains("org.apache.spark.sql.catalyst.expressions.VectorNorm");
+    assertThat(spark.sql("SELECT vector_norm(array(3.0F, -4.0F))").first().getFloat(0))
+        .isEqualTo(5f);
   }
 }
