@@ -7,6 +7,7 @@ import io.embednorm.arrow.internal.MappedPathUnavailable;
 import io.embednorm.arrow.internal.OutputFileCheck;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.Normalization;
@@ -86,6 +87,35 @@ public final class ArrowFiles {
     }
     return normalizeWithOwnAllocator(
         selection, device, "the mapped path does not apply: " + notMapped, job);
+  }
+
+  /**
+   * As {@link #normalizeFile(Path, Path, String, Normalization, DeviceChoice, LongConsumer)}, with
+   * {@code column} written as the {@code encoding} of the op's float32 result (docs/SEMANTICS.md,
+   * Encodings): {@code FixedSizeBinary} for a fixed-size list column, {@code Binary} for a list
+   * column, int8 a {@code Struct<values, scale: float32>}, as {@link
+   * ArrowNormalizer#normalizeEncoded} gives them. Always the record-batch path; on a GPU, its fused
+   * kernels.
+   *
+   * @throws EmbedNormException as that method, and "Cannot encode column ..." for a column that is
+   *     not float32
+   */
+  public static NormalizeResult normalizeFileEncoded(
+      Path input,
+      Path output,
+      String column,
+      Normalization normalization,
+      Encoding encoding,
+      DeviceChoice device,
+      LongConsumer progress) {
+    Objects.requireNonNull(input, "input");
+    Objects.requireNonNull(output, "output");
+    Objects.requireNonNull(column, "column");
+    Objects.requireNonNull(normalization, "normalization");
+    Objects.requireNonNull(encoding, "encoding");
+    Objects.requireNonNull(device, "device");
+    Objects.requireNonNull(progress, "progress");
+    return EncodedFiles.run(input, output, column, normalization, encoding, device, progress);
   }
 
   /** Runs the mapped path; closes the plan and the selection. */

@@ -6,6 +6,8 @@ import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Encoding;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
+import io.embednorm.engine.GpuFaultException;
+import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.GpuSettings;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
@@ -210,9 +212,9 @@ public final class ArrowNormalizer implements AutoCloseable {
    * </ul>
    *
    * A null row gives a null value; an empty row an empty one (int8 scale 0). The last step and the
-   * encoding run in one pass ({@link NormalizationEngine#normalizeEncoded}), on the CPU engine: on
-   * a GPU normalizer the steps before the last run on the GPU and the fused pass on the CPU engine
-   * until the CUDA kernels write encodings. The caller closes the result.
+   * encoding run in one pass ({@link NormalizationEngine#normalizeEncoded}) on the normalizer's
+   * first engine: on a GPU, the CUDA engine's fused kernels (the CPU engine for a batch the GPU
+   * fails). The caller closes the result.
    *
    * @throws EmbedNormException when {@code steps} is empty, {@code input} is not a float32 list
    *     column, or a weight or bias does not fit a row
@@ -231,15 +233,29 @@ public final class ArrowNormalizer implements AutoCloseable {
               + "': no normalization was given");
     }
     Normalization last = steps.get(steps.size() - 1);
-    NormalizationEngine engine = engines.first();
-    if (engine.copiesToDevice()) {
-      engine = cpuFallback();
-    }
     if (steps.size() == 1) {
-      return EncodedColumns.encode(engine, ListColumn.of(input), last, encoding, allocator, 0);
+      return encodeOnFirstEngine(ListColumn.of(input), last, encoding, metrics);
     }
     try (FieldVector before = normalize(input, steps.subList(0, steps.size() - 1), metrics)) {
-      return EncodedColumns.encode(engine, ListColumn.of(before), last, encoding, allocator, 0);
+      return encodeOnFirstEngine(ListColumn.of(before), last, encoding, metrics);
+    }
+  }
+
+  /**
+   * The fused pass on the first engine (the GPU's fused kernels, or the CPU engine); a GPU that
+   * faults or has no memory for the batch leaves it to the CPU engine, counted in {@code metrics}.
+   */
+  private FieldVector encodeOnFirstEngine(
+      ListColumn column, Normalization last, Encoding encoding, NormalizationMetrics metrics) {
+    NormalizationEngine engine = engines.first();
+    try {
+      return EncodedColumns.encode(engine, column, last, encoding, allocator, 0);
+    } catch (GpuFaultException | GpuOutOfMemoryException failure) {
+      if (!engine.copiesToDevice()) {
+        throw failure;
+      }
+      metrics.addCpuFallback(column.rows(), failure);
+      return EncodedColumns.encode(cpuFallback(), column, last, encoding, allocator, 0);
     }
   }
 

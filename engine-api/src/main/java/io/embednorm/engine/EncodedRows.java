@@ -69,7 +69,7 @@ public final class EncodedRows {
    *
    * @throws EmbedNormException when one is too small
    */
-  void checkFits(RowBatch batch) {
+  public void checkFits(RowBatch batch) {
     long needed = valueBytes(encoding, batch);
     if (values.capacity() < needed) {
       throw new EmbedNormException(

@@ -10,6 +10,7 @@ import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.EncodedRows;
 import io.embednorm.engine.GpuFaults;
 import io.embednorm.engine.GpuSettings;
 import io.embednorm.engine.InternalSwitches;
@@ -286,7 +287,32 @@ public final class CudaEngine implements NormalizationEngine {
     }
   }
 
-  private static DeviceBuffer deviceOffsets(RowBatch batch, long first) {
+  /**
+   * Runs the fused kernels (encode_kernels.cu): the batch goes to the device, and only its encoded
+   * bytes (and int8 scales) come back, synchronously, through buffers freed before returning.
+   */
+  @Override
+  public void normalizeEncoded(Normalization normalization, RowBatch batch, EncodedRows target) {
+    if (batch.type() != ElementType.FLOAT32) {
+      throw new EmbedNormException(
+          "Cannot encode "
+              + batch.type().name().toLowerCase(java.util.Locale.ROOT)
+              + " rows: encodings take float32 rows");
+    }
+    target.checkFits(batch);
+    int rows = batch.rows();
+    if (rows == 0) {
+      return;
+    }
+    GpuFaults.beforeGpuCall("a batch of " + rows + " rows");
+    try {
+      EncodedBatch.run(this, normalization, batch, target);
+    } catch (CudaException failure) {
+      throw GpuSession.fault("encode a batch of " + rows + " rows", failure);
+    }
+  }
+
+  static DeviceBuffer deviceOffsets(RowBatch batch, long first) {
     if (!batch.isRagged()) {
       return null;
     }
@@ -301,12 +327,11 @@ public final class CudaEngine implements NormalizationEngine {
     return buffer;
   }
 
-  private static CUdeviceptr pointerOrNull(DeviceBuffer buffer) {
+  static CUdeviceptr pointerOrNull(DeviceBuffer buffer) {
     return buffer == null ? new CUdeviceptr() : buffer.pointer();
   }
 
-  private static ByteBuffer slice(
-      ByteBuffer buffer, long firstElement, long bytes, ElementType type) {
+  static ByteBuffer slice(ByteBuffer buffer, long firstElement, long bytes, ElementType type) {
     int start = Math.toIntExact(firstElement * type.byteWidth());
     ByteBuffer view = buffer.duplicate();
     view.clear();

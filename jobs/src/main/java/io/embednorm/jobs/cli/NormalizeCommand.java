@@ -3,6 +3,7 @@ package io.embednorm.jobs.cli;
 import io.embednorm.arrow.ArrowFiles;
 import io.embednorm.arrow.NormalizeResult;
 import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
 import io.embednorm.jobs.NormalizationOptions;
 import java.nio.file.Path;
@@ -37,6 +38,14 @@ final class NormalizeCommand implements Callable<Integer> {
       description = "Column to normalize (default: ${DEFAULT-VALUE}).")
   String column;
 
+  @Option(
+      names = "--encode",
+      paramLabel = "ENCODING",
+      description =
+          "Write the column as float16, bfloat16, int8 (a struct of values and a float32 scale a"
+              + " row) or binary (sign bits) instead of float32; float32 columns only.")
+  String encode;
+
   /**
    * {@code bin/embednorm normalize} starts here rather than in {@link EmbedNormCli}, on a class
    * path without Spark: the same command, usage and error reporting under the name {@code embednorm
@@ -66,15 +75,20 @@ final class NormalizeCommand implements Callable<Integer> {
   public Integer call() {
     Normalization normalization = options.normalization();
     DeviceChoice choice = options.device();
+    Encoding encoding = encode == null ? null : Encoding.named(encode);
     long start = System.nanoTime();
     NormalizeResult result =
-        ArrowFiles.normalizeFile(input, output, column, normalization, choice, this::progress);
+        encoding == null
+            ? ArrowFiles.normalizeFile(input, output, column, normalization, choice, this::progress)
+            : ArrowFiles.normalizeFileEncoded(
+                input, output, column, normalization, encoding, choice, this::progress);
     double seconds = (System.nanoTime() - start) / 1e9;
     System.out.printf(
         Locale.ROOT,
-        "embednorm normalize: %s of column '%s', %d rows in %d batches, %.2f s, on %s (%s),"
+        "embednorm normalize: %s%s of column '%s', %d rows in %d batches, %.2f s, on %s (%s),"
             + " %s path (%s) -> %s%n",
         normalization,
+        encoding == null ? "" : " as " + encoding.optionName(),
         column,
         result.rows(),
         result.batches(),
