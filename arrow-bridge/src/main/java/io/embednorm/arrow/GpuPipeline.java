@@ -94,13 +94,9 @@ final class GpuPipeline implements ChunkedNormalization.RunSink {
     if (width >= 0) {
       session.enqueue(inputAddress, outputAddress, to - from, width, firstRowIndex + from);
     } else {
-      long offsetBytes =
-          session.enqueueRagged(
-              inputAddress,
-              outputAddress,
-              input.offsets(from, to),
-              firstRowIndex + from,
-              pins.shape());
+      int[] offsets = input.offsets(from, to);
+      session.enqueueRagged(inputAddress, outputAddress, offsets, firstRowIndex + from, pins.shape());
+      long offsetBytes = (long) offsets.length * PipelineSession.RAGGED_OFFSET_BYTES;
       metrics.addStaged(offsetBytes);
       metrics.addTransfer(offsetBytes, 0);
     }
