@@ -231,6 +231,57 @@ class StagingTest {
     }
   }
 
+  /**
+   * Pinned memory goes to the device in place, side by side: a pinned input with an ordinary output
+   * stages only the output, and the converse; both pinned take no slot.
+   */
+  @ParameterizedTest(name = "{0}")
+  @MethodSource("layouts")
+  void pinnedSidesGoInPlaceAndOnlyOrdinarySidesAreStaged(Layout layout) {
+    openStaged(16, 300);
+    Random random = new Random(TestSeeds.mix(SEED, layout.ordinal()));
+    Double[][] rows = rows(random, layout, ElementType.FLOAT32, 1500);
+    Normalization step = Normalization.of(Op.LOG_SOFTMAX);
+    try (BufferAllocator pinned = CountingPinnedAllocator.over(memory);
+        ArrowNormalizer onPinned = normalizerOn(pinned, memory);
+        FieldVector ordinaryInput =
+            TestColumns.build(allocator, "x", layout, ElementType.FLOAT32, rows);
+        FieldVector pinnedInput =
+            TestColumns.build(pinned, "x", layout, ElementType.FLOAT32, rows);
+        FieldVector onCpu = cpu.normalize(ordinaryInput, step)) {
+      long bytes = elementBytes(ordinaryInput);
+      NormalizationMetrics both = new NormalizationMetrics();
+      NormalizationMetrics outputStaged = new NormalizationMetrics();
+      NormalizationMetrics inputStaged = new NormalizationMetrics();
+      try (FieldVector a = onPinned.normalize(pinnedInput, List.of(step), both);
+          FieldVector b = staged.normalize(pinnedInput, List.of(step), outputStaged);
+          FieldVector c = onPinned.normalize(ordinaryInput, List.of(step), inputStaged)) {
+        assertSameAsGpu(a, onCpu, "both pinned, seed " + SEED);
+        assertSameAsGpu(b, onCpu, "output staged, seed " + SEED);
+        assertSameAsGpu(c, onCpu, "input staged, seed " + SEED);
+      }
+      assertThat(both.pinnedBytes()).as(both.toString()).isEqualTo(2 * bytes);
+      assertThat(both.stagedBytes()).as(both.toString()).isZero();
+      assertThat(outputStaged.pinnedBytes()).as(outputStaged.toString()).isEqualTo(bytes);
+      assertThat(outputStaged.stagedBytes()).as(outputStaged.toString()).isEqualTo(bytes);
+      assertThat(inputStaged.pinnedBytes()).as(inputStaged.toString()).isEqualTo(bytes);
+      assertThat(inputStaged.stagedBytes()).as(inputStaged.toString()).isEqualTo(bytes);
+    }
+  }
+
+  /** A second normalizer with an engine and a pool of its own over {@code memory}. */
+  private static ArrowNormalizer normalizerOn(
+      BufferAllocator allocator, CountingHostMemory memory) {
+    return new ArrowNormalizer(
+        allocator,
+        DeviceEngines.ofGpus(
+            List.<NormalizationEngine>of(new HostCopyGpuEngine(SEED, 300)),
+            "test",
+            List.of(new StagingPool(memory, SLOT_BYTES, 4 * 2 * SLOT_BYTES))),
+        ArrowNormalizer.DEFAULT_CHUNK_BYTES,
+        CHUNK_BYTES);
+  }
+
   /** Fails a chunk of a call of several: the output is the CPU engine's, bit for bit. */
   private void assertFallsBackWhole(Layout layout) {
     Random random = new Random(TestSeeds.mix(SEED, layout.ordinal()));
