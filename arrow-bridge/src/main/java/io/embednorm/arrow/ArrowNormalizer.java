@@ -30,13 +30,14 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  * and writes straight into the result's.
  *
  * <p>On a GPU, rows go to the device in chunks ({@link Builder#gpuChunkBytes}) through a pipeline
- * whose copies and kernels overlap; Arrow memory that is pinned ({@link PinnedAllocators}) copies
- * at full speed, other memory is registered with the driver for the call (or, where that fails,
- * copied through staging). Chains of normalizations ({@code l2_normalize(rms_norm(x))}) run on the
- * device without a round trip to the host between steps. Over several GPUs ({@link
- * Builder#gpuOrdinals}, {@link Builder#allGpus}) the chunks of each call are shared out among them,
- * each GPU with its own pipeline and host thread, and the result is bit for bit one GPU's; a call
- * of one chunk uses one GPU, the GPUs taking such calls in turn.
+ * whose copies and kernels overlap; Arrow memory that is pinned ({@link PinnedAllocators}) is
+ * copied by the device in place, other memory (a plain {@code RootAllocator}'s) through a pool of
+ * pinned staging slots per GPU, which host threads fill and drain while other chunks are on the
+ * device; the normalizer holds the slots until it is closed. Chains of normalizations ({@code
+ * l2_normalize(rms_norm(x))}) run on the device without a round trip to the host between steps.
+ * Over several GPUs ({@link Builder#gpuOrdinals}, {@link Builder#allGpus}) the chunks of each call
+ * are shared out among them, each GPU with its own pipeline and host thread, and the result is bit
+ * for bit one GPU's; a call of one chunk uses one GPU, the GPUs taking such calls in turn.
  *
  * <p>A call that fails on the GPU runs again, whole, on the CPU engine: a chunk that runs out of
  * device memory is first split in halves and retried on the GPU, down to a floor; a GPU fault
@@ -47,7 +48,7 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  *
  * <p>Thread-safe: several threads may normalize at once (on a GPU, up to {@link
  * Builder#gpuConcurrency} at a time on each GPU; the others wait). {@link #close()} frees the
- * engines (device resources), never the allocator or any vector.
+ * engines (device resources) and the staging slots, never the allocator or any vector.
  */
 public final class ArrowNormalizer implements AutoCloseable {
   /**

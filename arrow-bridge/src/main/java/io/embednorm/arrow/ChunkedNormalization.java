@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
@@ -126,7 +127,12 @@ final class ChunkedNormalization {
     if (runs.isEmpty()) {
       return;
     }
-    try (PinnedColumn pins = PinnedColumn.pin(input, output, metrics)) {
+    StagingPool staging = gpus.staging();
+    try (PinnedColumn pins = PinnedColumn.pin(input, output, metrics, staging)) {
+      if (pins.staged() && chunkBytes > staging.slotBytes()) {
+        // A staged chunk fills one slot (a row wider than a slot goes alone, in a slot of its own).
+        runs = new RowRuns(input, steps, early, staging.slotBytes(), firstRowIndex).list();
+      }
       gpus.run(
           runs,
           device -> new GpuPipeline(device, steps, input, output, pins, firstRowIndex, metrics));

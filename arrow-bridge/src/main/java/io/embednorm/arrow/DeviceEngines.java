@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
@@ -17,18 +18,31 @@ import java.util.stream.IntStream;
 
 /**
  * The engines of one normalizer and why: the CPU engine, or one GPU engine per device of a list, in
- * the list's order. Owns the engines: {@link #close()} closes them all.
+ * the list's order, each GPU with its pool of pinned staging slots. Owns the engines and the pools:
+ * {@link #close()} closes them all.
  */
 final class DeviceEngines implements AutoCloseable {
   private final List<NormalizationEngine> engines;
   private final List<Integer> gpuOrdinals;
   private final String reason;
 
+  /** Each GPU's staging slots, null where the process has no pinned memory. */
+  private final StagingPool[] staging;
+
   private DeviceEngines(
-      List<NormalizationEngine> engines, List<Integer> gpuOrdinals, String reason) {
+      List<NormalizationEngine> engines,
+      List<Integer> gpuOrdinals,
+      String reason,
+      StagingPool[] staging) {
     this.engines = List.copyOf(engines);
     this.gpuOrdinals = List.copyOf(gpuOrdinals);
     this.reason = reason;
+    this.staging = staging.clone();
+  }
+
+  private DeviceEngines(
+      List<NormalizationEngine> engines, List<Integer> gpuOrdinals, String reason) {
+    this(engines, gpuOrdinals, reason, stagingFor(gpuOrdinals.size()));
   }
 
   /** The engine of {@code selection}, on GPU {@code ordinal} when it is a GPU engine. */
@@ -38,9 +52,36 @@ final class DeviceEngines implements AutoCloseable {
         List.of(selection.engine()), gpu ? List.of(ordinal) : List.of(), selection.reason());
   }
 
-  /** GPU engines taken as GPUs 0, 1, ... in order (tests' engines without CUDA). */
+  /**
+   * GPU engines taken as GPUs 0, 1, ... in order (tests' engines without CUDA), with the pinned
+   * memory of this process's GPU engine where it has one.
+   */
   static DeviceEngines ofGpus(List<NormalizationEngine> engines, String reason) {
     return new DeviceEngines(engines, IntStream.range(0, engines.size()).boxed().toList(), reason);
+  }
+
+  /**
+   * GPU engines taken as GPUs 0, 1, ... in order, staging through {@code staging} (one pool a GPU,
+   * owned from here on; tests' engines and host memory without CUDA).
+   */
+  static DeviceEngines ofGpus(
+      List<NormalizationEngine> engines, String reason, List<StagingPool> staging) {
+    return new DeviceEngines(
+        engines,
+        IntStream.range(0, engines.size()).boxed().toList(),
+        reason,
+        staging.toArray(new StagingPool[0]));
+  }
+
+  /** A pool of staging slots per GPU, over the process's pinned memory; none without it. */
+  private static StagingPool[] stagingFor(int gpus) {
+    StagingPool[] pools = new StagingPool[gpus];
+    if (Engines.gpuUnavailableReason() == null) {
+      for (int gpu = 0; gpu < gpus; gpu++) {
+        pools[gpu] = StagingPool.withDefaults(Engines.hostMemory());
+      }
+    }
+    return pools;
   }
 
   /**
@@ -135,14 +176,22 @@ final class DeviceEngines implements AutoCloseable {
   List<GpuDevice> gpus() {
     List<GpuDevice> gpus = new ArrayList<>();
     for (int index = 0; index < gpuOrdinals.size(); index++) {
-      gpus.add(new GpuDevice(gpuOrdinals.get(index), engines.get(index)));
+      gpus.add(new GpuDevice(gpuOrdinals.get(index), engines.get(index), staging[index]));
     }
     return gpus;
   }
 
-  /** Closes every engine, even when one fails to close (that failure is thrown after). */
+  /**
+   * Closes every engine and staging pool, even when one fails to close (that failure is thrown
+   * after).
+   */
   @Override
   public void close() {
+    for (StagingPool pool : staging) {
+      if (pool != null) {
+        pool.close();
+      }
+    }
     RuntimeException failure = null;
     for (NormalizationEngine engine : engines) {
       try {

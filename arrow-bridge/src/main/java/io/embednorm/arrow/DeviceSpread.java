@@ -1,6 +1,7 @@
 package io.embednorm.arrow;
 
 import io.embednorm.arrow.ChunkedNormalization.RunSink;
+import io.embednorm.arrow.internal.StagingPool;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
@@ -82,6 +83,14 @@ final class DeviceSpread implements AutoCloseable {
       other.join();
     }
     outcomes.rethrow();
+  }
+
+  /**
+   * The first GPU's staging slots (every GPU has its own, over the same pinned memory), or null
+   * where there are none.
+   */
+  StagingPool staging() {
+    return devices.isEmpty() ? null : devices.get(0).staging();
   }
 
   /** Stops the pool threads; calls in progress finish first. */

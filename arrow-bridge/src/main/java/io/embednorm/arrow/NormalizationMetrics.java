@@ -15,8 +15,10 @@ import java.util.concurrent.atomic.LongAdder;
  *
  * <p>Bytes are counted once per call and direction. <b>Pinned</b> bytes went between the GPU and
  * Arrow memory directly, because the memory was pinned (embednorm's pinned allocator, or registered
- * for the call); <b>staged</b> bytes went through a staging copy (pageable memory, row offsets).
- * Times are summed over chunks: upload, kernel and download overlap, so their sum can exceed {@link
+ * for the call); <b>staged</b> bytes went through embednorm's pinned staging slots (ordinary Arrow
+ * memory, copied by host threads while other chunks are on the GPU); <b>pageable</b> bytes the
+ * driver copied from pageable memory itself (row offsets, memory it refused to register). Times are
+ * summed over chunks: upload, kernel and download overlap, so their sum can exceed {@link
  * #wallNanos()}.
  *
  * <p>A call that fails on the GPU (a GPU fault, or no memory even for a chunk at the split floor)
@@ -33,6 +35,7 @@ public final class NormalizationMetrics {
   private final LongAdder pinnedBytes = new LongAdder();
   private final LongAdder registeredBytes = new LongAdder();
   private final LongAdder stagedBytes = new LongAdder();
+  private final LongAdder pageableBytes = new LongAdder();
   private final LongAdder registrationNanos = new LongAdder();
   private final LongAdder uploadNanos = new LongAdder();
   private final LongAdder kernelNanos = new LongAdder();
@@ -89,9 +92,21 @@ public final class NormalizationMetrics {
     return registeredBytes.sum();
   }
 
-  /** Bytes that went through a staging copy because their memory was not pinned. */
+  /**
+   * Bytes copied through embednorm's pinned staging slots because their memory was not pinned: host
+   * threads copy them between the Arrow buffers and the slots, the GPU between the slots and the
+   * device.
+   */
   public long stagedBytes() {
     return stagedBytes.sum();
+  }
+
+  /**
+   * Bytes the driver copied from or to pageable memory itself, through its own staging: row offsets
+   * of ragged columns, and memory that could be neither staged nor registered.
+   */
+  public long pageableBytes() {
+    return pageableBytes.sum();
   }
 
   /** Time spent registering and unregistering host memory. */
@@ -165,6 +180,7 @@ public final class NormalizationMetrics {
     pinnedBytes.add(other.pinnedBytes());
     registeredBytes.add(other.registeredBytes());
     stagedBytes.add(other.stagedBytes());
+    pageableBytes.add(other.pageableBytes());
     registrationNanos.add(other.registrationNanos());
     uploadNanos.add(other.uploadNanos());
     kernelNanos.add(other.kernelNanos());
@@ -208,6 +224,10 @@ public final class NormalizationMetrics {
     stagedBytes.add(bytes);
   }
 
+  void addPageable(long bytes) {
+    pageableBytes.add(bytes);
+  }
+
   void addGpuTimes(long upload, long kernel, long download) {
     uploadNanos.add(upload);
     kernelNanos.add(kernel);
@@ -234,7 +254,7 @@ public final class NormalizationMetrics {
   public String toString() {
     Map<Integer, Long> perGpu = chunksPerGpu();
     return String.format(
-        "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d"
+        "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d pageable=%d"
             + " registration=%.3fms upload=%.3fms kernel=%.3fms download=%.3fms cpu=%.3fms"
             + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d%s",
         calls(),
@@ -245,6 +265,7 @@ public final class NormalizationMetrics {
         pinnedBytes(),
         registeredBytes(),
         stagedBytes(),
+        pageableBytes(),
         registrationNanos() / 1e6,
         uploadNanos() / 1e6,
         kernelNanos() / 1e6,

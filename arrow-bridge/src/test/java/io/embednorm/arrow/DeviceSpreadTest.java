@@ -24,12 +24,9 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
-import org.apache.arrow.vector.complex.ListVector;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -103,11 +100,13 @@ class DeviceSpreadTest {
         FieldVector onThree = spread.normalize(input, List.of(STEP), metrics)) {
       String context = "seed " + seed;
       ReferenceCheck.assertNormalized(STEP, type, rows, TestColumns.read(onCpu), context);
-      assertThat(elementBytes(onThree))
+      assertThat(ElementBits.elementBytes(onThree))
           .as("%s: the CPU engine's bits, lowest flipped in valid rows", context)
-          .isEqualTo(lowestBitsFlipped(onCpu));
-      assertThat(elementBytes(onThree)).as("one device's bits").isEqualTo(elementBytes(onOne));
-      assertThat(nullRows(onThree)).isEqualTo(nullRows(onCpu));
+          .isEqualTo(ElementBits.lowestBitsFlipped(onCpu));
+      assertThat(ElementBits.elementBytes(onThree))
+          .as("one device's bits")
+          .isEqualTo(ElementBits.elementBytes(onOne));
+      assertThat(ElementBits.nullRows(onThree)).isEqualTo(ElementBits.nullRows(onCpu));
 
       List<long[]> chunks = new ArrayList<>();
       for (RecordingGpuEngine device : devices) {
@@ -171,9 +170,9 @@ class DeviceSpreadTest {
       devices.get(1).failChunk(2, GpuFaultException::new);
       NormalizationMetrics metrics = new NormalizationMetrics();
       try (FieldVector faulted = spread.normalize(input, List.of(STEP), metrics)) {
-        assertThat(elementBytes(faulted))
+        assertThat(ElementBits.elementBytes(faulted))
             .as("the CPU engine's bits")
-            .isEqualTo(elementBytes(onCpu));
+            .isEqualTo(ElementBits.elementBytes(onCpu));
       }
       assertThat(metrics.cpuFallbackCalls()).isEqualTo(1);
       assertThat(metrics.cpuFallbackRows()).isEqualTo(ROWS);
@@ -181,9 +180,9 @@ class DeviceSpreadTest {
       assertThat(devices).allSatisfy(device -> assertThat(device.openSessions()).isZero());
 
       try (FieldVector again = spread.normalize(input, STEP)) {
-        assertThat(elementBytes(again))
+        assertThat(ElementBits.elementBytes(again))
             .as("the next call on the GPUs")
-            .isEqualTo(lowestBitsFlipped(onCpu));
+            .isEqualTo(ElementBits.lowestBitsFlipped(onCpu));
       }
     }
   }
@@ -197,7 +196,7 @@ class DeviceSpreadTest {
       devices.get(2).failChunk(1, message -> new GpuOutOfMemoryException(message, null));
       NormalizationMetrics metrics = new NormalizationMetrics();
       try (FieldVector split = spread.normalize(input, List.of(STEP), metrics)) {
-        assertThat(elementBytes(split)).isEqualTo(elementBytes(unfaulted));
+        assertThat(ElementBits.elementBytes(split)).isEqualTo(ElementBits.elementBytes(unfaulted));
       }
       assertThat(metrics.outOfMemorySplits()).isEqualTo(1);
       assertThat(metrics.cpuFallbackCalls()).isZero();
@@ -243,7 +242,7 @@ class DeviceSpreadTest {
     try (FieldVector input =
             TestColumns.build(allocator, "x", Layout.LIST, ElementType.FLOAT32, rows);
         FieldVector output = spread.normalize(input, STEP)) {
-      expected = elementBytes(output);
+      expected = ElementBits.elementBytes(output);
     }
     ExecutorService pool = Executors.newFixedThreadPool(4);
     try {
@@ -257,7 +256,7 @@ class DeviceSpreadTest {
                             TestColumns.build(
                                 allocator, "x", Layout.LIST, ElementType.FLOAT32, rows);
                         FieldVector output = spread.normalize(input, STEP)) {
-                      assertThat(elementBytes(output)).isEqualTo(expected);
+                      assertThat(ElementBits.elementBytes(output)).isEqualTo(expected);
                     }
                   }
                   return null;
@@ -345,47 +344,5 @@ class DeviceSpreadTest {
       return expected.getMessage();
     }
     throw new AssertionError("no error");
-  }
-
-  private static byte[] elementBytes(FieldVector vector) {
-    FieldVector elements = ListColumn.elementsOf(vector);
-    ArrowBuf data = elements.getDataBuffer();
-    byte[] bytes = new byte[elements.getValueCount() * ListColumn.of(vector).type().byteWidth()];
-    data.getBytes(0, bytes);
-    return bytes;
-  }
-
-  /** The element bytes with the lowest bit of every element of every valid row flipped. */
-  private static byte[] lowestBitsFlipped(FieldVector vector) {
-    byte[] bytes = elementBytes(vector);
-    int byteWidth = ListColumn.of(vector).type().byteWidth();
-    for (int row = 0; row < vector.getValueCount(); row++) {
-      if (vector.isNull(row)) {
-        continue;
-      }
-      int start;
-      int end;
-      if (vector instanceof FixedSizeListVector fixed) {
-        start = row * fixed.getListSize();
-        end = start + fixed.getListSize();
-      } else {
-        start = ((ListVector) vector).getElementStartIndex(row);
-        end = ((ListVector) vector).getElementEndIndex(row);
-      }
-      for (int element = start; element < end; element++) {
-        bytes[element * byteWidth] ^= 1;
-      }
-    }
-    return bytes;
-  }
-
-  private static List<Integer> nullRows(FieldVector vector) {
-    List<Integer> rows = new ArrayList<>();
-    for (int row = 0; row < vector.getValueCount(); row++) {
-      if (vector.isNull(row)) {
-        rows.add(row);
-      }
-    }
-    return rows;
   }
 }

@@ -79,6 +79,7 @@ public final class FaultingGpuEngine implements NormalizationEngine {
     private final List<Normalization> steps;
     private final ElementType type;
     private long chunks;
+    private long finished;
 
     Session(List<Normalization> steps, ElementType type) {
       this.steps = List.copyOf(steps);
@@ -91,7 +92,7 @@ public final class FaultingGpuEngine implements NormalizationEngine {
     }
 
     @Override
-    public void enqueue(
+    public long enqueue(
         long inputAddress, long outputAddress, int rows, int width, long firstRowIndex) {
       GpuFaults.beforeGpuCall("a chunk of " + rows + " rows");
       long bytes = (long) rows * width * type.byteWidth();
@@ -104,7 +105,7 @@ public final class FaultingGpuEngine implements NormalizationEngine {
         input = output;
       }
       flipLowestBits(output, type, 0, output.capacity());
-      chunks++;
+      return chunks++;
     }
 
     @Override
@@ -131,14 +132,20 @@ public final class FaultingGpuEngine implements NormalizationEngine {
         input = output;
       }
       flipLowestBits(output, type, 0, output.capacity());
-      chunks++;
-      return (long) offsets.length * Long.BYTES;
+      return chunks++;
+    }
+
+    @Override
+    public void awaitChunk(long ticket) {
+      if (ticket < NOTHING_ENQUEUED || ticket >= chunks) {
+        throw new IllegalArgumentException("Cannot wait for chunk " + ticket);
+      }
     }
 
     @Override
     public TransferTimes finish() {
-      TransferTimes times = new TransferTimes(chunks, 0, 0, 0);
-      chunks = 0;
+      TransferTimes times = new TransferTimes(chunks - finished, 0, 0, 0);
+      finished = chunks;
       return times;
     }
 

@@ -231,8 +231,18 @@ class GpuPipelineGpuTest {
     }
   }
 
+  /** With staging off ({@code embednorm.gpu.staging=false}); {@link StagingGpuTest} has it on. */
   @Test
-  void ordinaryArrowMemoryIsRegisteredForTheCall() {
+  void ordinaryArrowMemoryIsRegisteredForTheCallWithStagingOff() {
+    System.setProperty(InternalSwitches.GPU_STAGING.name(), "false");
+    try {
+      registersForTheCall();
+    } finally {
+      System.clearProperty(InternalSwitches.GPU_STAGING.name());
+    }
+  }
+
+  private void registersForTheCall() {
     Double[][] input =
         TestColumns.gaussianRows(new Random(SEED), ElementType.FLOAT32, 2000, row -> 512);
     try (ArrowNormalizer normalizer = gpu(1 << 20);

@@ -172,8 +172,18 @@ class GpuSpreadGpuTest {
     }
   }
 
+  /** With staging off ({@code embednorm.gpu.staging=false}), as without pinned memory. */
   @Test
   void ordinaryMemoryIsRegisteredOnceForBothGpus() {
+    System.setProperty(InternalSwitches.GPU_STAGING.name(), "false");
+    try {
+      registersOnceForBothGpus();
+    } finally {
+      System.clearProperty(InternalSwitches.GPU_STAGING.name());
+    }
+  }
+
+  private void registersOnceForBothGpus() {
     Double[][] input =
         TestColumns.gaussianRows(new Random(SEED), ElementType.FLOAT32, 4000, row -> 512);
     try (ArrowNormalizer two = gpus(1 << 20, 0, 1);

@@ -129,11 +129,12 @@ final class RecordingGpuEngine implements NormalizationEngine {
     }
 
     @Override
-    public void enqueue(
+    public long enqueue(
         long inputAddress, long outputAddress, int rows, int width, long firstRowIndex) {
       beforeChunk(firstRowIndex, rows);
-      session.enqueue(inputAddress, outputAddress, rows, width, firstRowIndex);
+      long ticket = session.enqueue(inputAddress, outputAddress, rows, width, firstRowIndex);
       record(firstRowIndex, rows);
+      return ticket;
     }
 
     @Override
@@ -144,10 +145,15 @@ final class RecordingGpuEngine implements NormalizationEngine {
         long firstRowIndex,
         ColumnShape shape) {
       beforeChunk(firstRowIndex, offsets.length - 1);
-      long staged =
+      long ticket =
           session.enqueueRagged(inputAddress, outputAddress, offsets, firstRowIndex, shape);
       record(firstRowIndex, offsets.length - 1);
-      return staged;
+      return ticket;
+    }
+
+    @Override
+    public void awaitChunk(long ticket) {
+      session.awaitChunk(ticket);
     }
 
     @Override

@@ -6,6 +6,7 @@ import io.embednorm.arrow.PinnedAllocators;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.Engines;
+import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import io.embednorm.engine.PinnedBlock;
@@ -33,10 +34,12 @@ import org.apache.arrow.vector.types.pojo.FieldType;
 /**
  * Arrow → GPU → Arrow end to end over several GiB of float32 embeddings, next to the copy
  * bandwidths measured in the same run: pinned upload, download and both at once (duplex), and
- * pageable. Modes: the pipeline on pinned Arrow memory at several chunk sizes, the pipeline on
- * ordinary Arrow memory (registered per call), and the naive path (pageable, one stream, no
- * overlap). Rate = input bytes normalized per second; the ceiling is half the duplex rate, since
- * every byte goes up once and down once.
+ * pageable. Modes: the pipeline on pinned Arrow memory at several chunk sizes, then at the default
+ * chunk size on pinned memory and on ordinary Arrow memory ({@code RootAllocator}: through the
+ * pinned staging slots, the default, from one and two threads; and registered per call, {@code
+ * embednorm.gpu.staging=false}) with the ratio staged / pinned of this run, and the naive path
+ * (pageable, one stream, no overlap). Rate = input bytes normalized per second; the ceiling is half
+ * the duplex rate, since every byte goes up once and down once.
  *
  * <p>With {@code --gpus 0,1} (two or more GPUs) each width ends with the spread: the pipeline on
  * the first listed GPU alone and then over all listed GPUs, on the same pinned batches, at each
@@ -194,14 +197,50 @@ public final class PipelineBenchmark {
               ceiling);
         }
       }
-      try (ArrowNormalizer normalizer = gpu(plain, ArrowNormalizer.DEFAULT_GPU_CHUNK_BYTES)) {
+      long defaultChunk = ArrowNormalizer.DEFAULT_GPU_CHUNK_BYTES;
+      String size = defaultChunk / MEBIBYTE + " MiB";
+      Measured pinnedRate;
+      Measured staged;
+      try (ArrowNormalizer normalizer = gpu(pinned, defaultChunk)) {
+        pinnedRate =
+            measure("pipeline, pinned, " + size, normalizer, pinnedBatches, inputBytes, ceiling);
+      }
+      try (ArrowNormalizer normalizer = gpu(plain, defaultChunk)) {
+        staged =
+            measure(
+                "pipeline, ordinary (staged), " + size,
+                normalizer,
+                plainBatches,
+                inputBytes,
+                ceiling);
+        measureThreads(
+            "pipeline, ordinary (staged), " + size + ", 2 threads",
+            normalizer,
+            plainBatches,
+            inputBytes,
+            ceiling,
+            2);
+      }
+      String staging = InternalSwitches.GPU_STAGING.name();
+      System.setProperty(staging, "false");
+      try (ArrowNormalizer normalizer = gpu(plain, defaultChunk)) {
         measure(
-            "pipeline, registered, " + ArrowNormalizer.DEFAULT_GPU_CHUNK_BYTES / MEBIBYTE + " MiB",
+            "pipeline, ordinary (registered), " + size,
             normalizer,
             plainBatches,
             inputBytes,
             ceiling);
+      } finally {
+        System.clearProperty(staging);
       }
+      System.out.printf(
+          "ratio ordinary (staged) / pinned at %s, same run: %.2f (%.1f%% of the ceiling;"
+              + " staged %d of %d bytes moved)%n",
+          size,
+          staged.rate() / pinnedRate.rate(),
+          100 * staged.rate() / ceiling,
+          staged.metrics().stagedBytes(),
+          staged.metrics().bytesUploaded() + staged.metrics().bytesDownloaded());
       naive(plain, plainBatches, width, inputBytes, ceiling);
       checkSame(pinned, plain, pinnedBatches.get(0), plainBatches.get(0), width);
       if (gpus.length > 1) {
@@ -262,7 +301,8 @@ public final class PipelineBenchmark {
                 several,
                 batches,
                 inputBytes,
-                ceiling * gpus.length);
+                ceiling * gpus.length,
+                gpus.length);
         boolean same;
         try (FieldVector onOne = one.normalize(batches.get(0), normalization);
             FieldVector onSeveral = several.normalize(batches.get(0), normalization)) {
@@ -305,23 +345,24 @@ public final class PipelineBenchmark {
     return copies.stream().mapToDouble(copy -> copy.join().duplex()).sum();
   }
 
-  /** As {@link #measure}, with the batches shared out among one calling thread per GPU. */
+  /** As {@link #measure}, with the batches shared out among {@code threadCount} calling threads. */
   private Measured measureThreads(
       String mode,
       ArrowNormalizer normalizer,
       List<FieldVector> batches,
       long inputBytes,
-      double ceiling) {
+      double ceiling,
+      int threadCount) {
     double[] rates = new double[repeats];
     for (int repeat = -1; repeat < repeats; repeat++) {
       long started = System.nanoTime();
       List<CompletableFuture<Void>> callers = new ArrayList<>();
-      for (int thread = 0; thread < gpus.length; thread++) {
+      for (int thread = 0; thread < threadCount; thread++) {
         int first = thread;
         callers.add(
             CompletableFuture.runAsync(
                 () -> {
-                  for (int batch = first; batch < batches.size(); batch += gpus.length) {
+                  for (int batch = first; batch < batches.size(); batch += threadCount) {
                     normalizer.normalize(batches.get(batch), normalization).close();
                   }
                 }));

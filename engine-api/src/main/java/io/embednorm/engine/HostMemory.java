@@ -19,6 +19,13 @@ public interface HostMemory {
    */
   HostPin pin(long address, long bytes);
 
+  /**
+   * Whether {@code [address, address + bytes)} lies in one block of {@link #allocate} (e.g. an
+   * Arrow buffer of embednorm's pinned allocator): it copies at full speed as it is. Registered
+   * ranges do not count: they are pinned only while their pins are open.
+   */
+  boolean isPinned(long address, long bytes);
+
   /** Frees the idle pooled blocks. */
   void releasePooled();
 

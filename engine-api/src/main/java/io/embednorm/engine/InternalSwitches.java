@@ -30,6 +30,41 @@ public final class InternalSwitches {
           4L << 30,
           "idle pinned host bytes kept in the pool for reuse");
 
+  /**
+   * {@code false}: Arrow memory that is not pinned is registered with the driver per call instead
+   * of going through the pinned staging slots (slower on every host measured; kept for comparison).
+   */
+  public static final InternalSwitch<Boolean> GPU_STAGING =
+      bool(
+          "embednorm.gpu.staging",
+          true,
+          "false: memory that is not pinned is registered with the driver per call instead of"
+              + " copied through the pinned staging slots");
+
+  /**
+   * Bytes of each half (input, output) of a staging slot: the largest GPU chunk of memory that is
+   * not pinned; a row wider than that takes a slot of its own size for the chunk.
+   */
+  public static final InternalSwitch<Long> STAGING_SLOT_BYTES =
+      longValue(
+          "embednorm.staging.slotBytes",
+          16L << 20,
+          "bytes of each half (input, output) of a pinned staging slot, the largest staged chunk");
+
+  /** Pinned bytes of staging slots each GPU of a normalizer may hold. */
+  public static final InternalSwitch<Long> STAGING_POOL_BYTES =
+      longValue(
+          "embednorm.staging.poolBytes",
+          512L << 20,
+          "pinned bytes of staging slots a normalizer holds per GPU (shared by its sessions)");
+
+  /** Threads (besides the caller) that fill and drain staging slots, shared by the process. */
+  public static final InternalSwitch<Integer> STAGING_COPY_THREADS =
+      integer(
+          "embednorm.staging.copyThreads",
+          8,
+          "threads of the process that copy into and out of staging slots, the caller besides");
+
   /** Tests and benchmarks: {@code false} runs the CPU engine's scalar loops only. */
   public static final InternalSwitch<Boolean> CPU_SIMD =
       bool("embednorm.cpu.simd", true, "false: the CPU engine runs its scalar loops only");
@@ -89,6 +124,10 @@ public final class InternalSwitches {
           GPU_LANES,
           GPU_POISON_OUTPUTS,
           PINNED_POOL_BYTES,
+          GPU_STAGING,
+          STAGING_SLOT_BYTES,
+          STAGING_POOL_BYTES,
+          STAGING_COPY_THREADS,
           CPU_SIMD,
           CPU_WARM_UP,
           FAULTS_FAIL_GPU_CALL,

@@ -60,6 +60,11 @@ public final class UnpinnedHostMemory implements HostMemory {
   }
 
   @Override
+  public boolean isPinned(long address, long bytes) {
+    return false;
+  }
+
+  @Override
   public void releasePooled() {}
 
   @Override

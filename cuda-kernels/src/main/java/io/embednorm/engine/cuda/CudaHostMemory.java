@@ -18,6 +18,11 @@ public final class CudaHostMemory implements HostMemory {
   }
 
   @Override
+  public boolean isPinned(long address, long bytes) {
+    return PinnedHostMemory.isAllocated(address, bytes);
+  }
+
+  @Override
   public void releasePooled() {
     PinnedHostMemory.releasePooled();
   }

@@ -15,6 +15,7 @@ import io.embednorm.engine.PipelineSession;
 import io.embednorm.engine.TransferTimes;
 import java.nio.LongBuffer;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -32,10 +33,11 @@ import jcuda.driver.CUstream;
  * limits how many are open at once.
  *
  * <p>Host memory is given by address: it must stay alive, and the caller must not touch a chunk's
- * output, until {@link #finish()} returns. Pinned memory (see {@link PinnedHostMemory}) copies at
- * full speed; pageable memory works, through the driver's staging. Not thread-safe: one thread uses
- * a session. {@link #close()} waits for everything enqueued (so a failure never leaves a copy
- * writing into freed memory) and returns the lanes and the permit.
+ * input or output, until {@link #awaitChunk} of its ticket or {@link #finish()} returns. Pinned
+ * memory (see {@link PinnedHostMemory}) copies at full speed; pageable memory works, through the
+ * driver's staging. Not thread-safe: one thread uses a session. {@link #close()} waits for
+ * everything enqueued (so a failure never leaves a copy writing into freed memory) and returns the
+ * lanes and the permit.
  */
 final class GpuSession implements PipelineSession {
   private final CudaEngine engine;
@@ -48,11 +50,17 @@ final class GpuSession implements PipelineSession {
   private final CUdeviceptr[] biases;
   private TransferTimeSums times = new TransferTimeSums();
   private long enqueued;
+
+  /** The ticket of the chunk each lane ran last (-1: none); its event marks that chunk's end. */
+  private final long[] laneChunks;
+
   private boolean closed;
 
   GpuSession(CudaEngine engine, Lane[] lanes, List<Normalization> steps, ElementType type) {
     this.engine = engine;
     this.lanes = lanes;
+    this.laneChunks = new long[lanes.length];
+    Arrays.fill(laneChunks, NOTHING_ENQUEUED);
     this.type = Objects.requireNonNull(type, "type");
     this.steps = List.copyOf(steps);
     if (this.steps.isEmpty()) {
@@ -87,13 +95,14 @@ final class GpuSession implements PipelineSession {
    * @throws io.embednorm.engine.GpuOutOfMemoryException when the chunk does not fit the device
    */
   @Override
-  public void enqueue(
+  public long enqueue(
       long inputAddress, long outputAddress, int rows, int width, long firstRowIndex) {
     for (Normalization step : steps) {
       step.checkWidth(firstRowIndex, width);
     }
     boolean vectorizable = ColumnShape.fitsVectors(type, inputAddress, width);
-    submit(inputAddress, outputAddress, rows, width, null, (long) rows * width, vectorizable);
+    return submit(
+        inputAddress, outputAddress, rows, width, null, (long) rows * width, vectorizable);
   }
 
   /**
@@ -101,7 +110,7 @@ final class GpuSession implements PipelineSession {
    * from {@code inputAddress} and {@code outputAddress}; {@code offsets[0]} is 0. Every chunk of a
    * column gives the same {@code shape}, which picks the kernels.
    *
-   * @return the bytes of row offsets staged for the upload
+   * @return the chunk's ticket
    */
   @Override
   public long enqueueRagged(
@@ -113,7 +122,7 @@ final class GpuSession implements PipelineSession {
         step.checkWidth(firstRowIndex + row, width);
       }
     }
-    submit(
+    return submit(
         inputAddress,
         outputAddress,
         rows,
@@ -121,10 +130,10 @@ final class GpuSession implements PipelineSession {
         offsets,
         offsets[rows] - (long) offsets[0],
         shape.vectorAligned());
-    return (long) offsets.length * Long.BYTES;
   }
 
-  private void submit(
+  /** Enqueues a chunk and returns its ticket. */
+  private long submit(
       long inputAddress,
       long outputAddress,
       int rows,
@@ -134,17 +143,18 @@ final class GpuSession implements PipelineSession {
       boolean vectorizable) {
     checkOpen();
     if (rows == 0 || elements == 0) {
-      return;
+      return NOTHING_ENQUEUED;
     }
     GpuFaults.beforeGpuCall("a chunk of " + rows + " rows");
     try {
-      enqueueChunk(inputAddress, outputAddress, rows, width, offsets, elements, vectorizable);
+      return enqueueChunk(
+          inputAddress, outputAddress, rows, width, offsets, elements, vectorizable);
     } catch (CudaException failure) {
       throw fault("enqueue a chunk of " + rows + " rows", failure);
     }
   }
 
-  private void enqueueChunk(
+  private long enqueueChunk(
       long inputAddress,
       long outputAddress,
       int rows,
@@ -152,7 +162,8 @@ final class GpuSession implements PipelineSession {
       int[] offsets,
       long elements,
       boolean vectorizable) {
-    Lane lane = lanes[(int) (enqueued % lanes.length)];
+    int laneIndex = (int) (enqueued % lanes.length);
+    Lane lane = lanes[laneIndex];
     lane.await(times);
     long bytes = elements * type.byteWidth();
     // The rows sit at their host address's offset modulo 16 (device buffers start 256-aligned).
@@ -201,7 +212,33 @@ final class GpuSession implements PipelineSession {
     lane.mark(2, timing);
     copyToHost(outputAddress, source, bytes, lane.stream);
     lane.mark(3, timing);
-    enqueued++;
+    laneChunks[laneIndex] = enqueued;
+    return enqueued++;
+  }
+
+  /**
+   * Waits for the chunk of {@code ticket}: its lane's completion event, unless a later chunk has
+   * taken the lane (which first waited for this one).
+   */
+  @Override
+  public void awaitChunk(long ticket) {
+    if (ticket == NOTHING_ENQUEUED) {
+      return;
+    }
+    if (ticket < 0 || ticket >= enqueued) {
+      throw new IllegalArgumentException(
+          "Cannot wait for chunk " + ticket + ": the session enqueued " + enqueued);
+    }
+    checkOpen();
+    int laneIndex = (int) (ticket % lanes.length);
+    if (laneChunks[laneIndex] != ticket) {
+      return;
+    }
+    try {
+      lanes[laneIndex].await(times);
+    } catch (CudaException failure) {
+      throw fault("wait for a chunk", failure);
+    }
   }
 
   /**

@@ -207,6 +207,19 @@ public final class PinnedHostMemory {
     }
   }
 
+  /**
+   * Whether all of {@code [address, address + bytes)} lies in one block that embednorm allocated
+   * pinned (registrations, which end with their pins, do not count).
+   */
+  public static boolean isAllocated(long address, long bytes) {
+    synchronized (LOCK) {
+      Map.Entry<Long, Range> below = RANGES.floorEntry(address);
+      return below != null
+          && below.getValue().kind == Kind.ALLOCATED
+          && below.getValue().end >= address + bytes;
+    }
+  }
+
   /** Frees the idle pooled blocks. */
   public static void releasePooled() {
     synchronized (LOCK) {

@@ -1,0 +1,86 @@
+package io.embednorm.arrow;
+
+import io.embednorm.engine.HostMemory;
+import io.embednorm.engine.HostPin;
+import io.embednorm.engine.PinnedBlock;
+import java.util.Map;
+import java.util.concurrent.ConcurrentSkipListMap;
+import java.util.concurrent.atomic.AtomicLong;
+import org.apache.arrow.memory.util.MemoryUtil;
+
+/**
+ * "Pinned" host memory for CI, which has no CUDA driver: blocks from the C heap, counted, so that a
+ * test sees every block freed; the blocks count as pinned ({@link #isPinned}), other memory as
+ * pageable.
+ */
+final class CountingHostMemory implements HostMemory {
+  private final AtomicLong allocated = new AtomicLong();
+  private final ConcurrentSkipListMap<Long, Long> blocks = new ConcurrentSkipListMap<>();
+
+  @Override
+  public PinnedBlock allocate(long bytes) {
+    long address = MemoryUtil.allocateMemory(bytes);
+    allocated.addAndGet(bytes);
+    blocks.put(address, address + bytes);
+    return new PinnedBlock() {
+      private boolean closed;
+
+      @Override
+      public long address() {
+        return address;
+      }
+
+      @Override
+      public long capacity() {
+        return bytes;
+      }
+
+      @Override
+      public synchronized void close() {
+        if (!closed) {
+          closed = true;
+          blocks.remove(address);
+          MemoryUtil.freeMemory(address);
+          allocated.addAndGet(-bytes);
+        }
+      }
+    };
+  }
+
+  @Override
+  public HostPin pin(long address, long bytes) {
+    return new HostPin() {
+      @Override
+      public Kind kind() {
+        return Kind.PAGEABLE;
+      }
+
+      @Override
+      public long registrationNanos() {
+        return 0;
+      }
+
+      @Override
+      public void close() {}
+    };
+  }
+
+  @Override
+  public boolean isPinned(long address, long bytes) {
+    Map.Entry<Long, Long> below = blocks.floorEntry(address);
+    return below != null && below.getValue() >= address + bytes;
+  }
+
+  @Override
+  public void releasePooled() {}
+
+  @Override
+  public long allocatedBytes() {
+    return allocated.get();
+  }
+
+  @Override
+  public long registeredBytes() {
+    return 0;
+  }
+}
