@@ -9,7 +9,6 @@ import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Encoding;
 import io.embednorm.engine.EngineSelection;
-import io.embednorm.engine.Engines;
 import io.embednorm.engine.Normalization;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -68,7 +67,7 @@ public final class ArrowFiles {
     Objects.requireNonNull(progress, "progress");
     checkOutput(input, output);
     long started = System.nanoTime();
-    EngineSelection selection = Engines.select(device);
+    EngineSelection selection = FileDevices.select(input, device);
     MappedColumnPlan plan = null;
     String notMapped = "the rows run on the GPU";
     if (!selection.engine().copiesToDevice()) {

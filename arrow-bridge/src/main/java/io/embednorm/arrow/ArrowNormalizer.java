@@ -9,6 +9,7 @@ import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.GpuSettings;
+import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
@@ -65,6 +66,10 @@ public final class ArrowNormalizer implements AutoCloseable {
   private final DeviceSpread gpus;
   private final long chunkByteLimit;
   private final long gpuChunkBytes;
+
+  /** Calls on fewer bytes of elements run on the CPU engine (auto's choice); 0 for none. */
+  private final long cpuBelowBytes;
+
   private NormalizationEngine cpuFallback;
   private volatile boolean closed;
 
@@ -87,6 +92,20 @@ public final class ArrowNormalizer implements AutoCloseable {
   /** A normalizer over {@code engines}, which it owns from here on. */
   ArrowNormalizer(
       BufferAllocator allocator, DeviceEngines engines, long chunkByteLimit, long gpuChunkBytes) {
+    this(allocator, engines, chunkByteLimit, gpuChunkBytes, 0);
+  }
+
+  /**
+   * As {@link #ArrowNormalizer(BufferAllocator, DeviceEngines, long, long)}, calls on fewer than
+   * {@code cpuBelowBytes} bytes of elements running on the CPU engine when the engines are GPUs.
+   */
+  ArrowNormalizer(
+      BufferAllocator allocator,
+      DeviceEngines engines,
+      long chunkByteLimit,
+      long gpuChunkBytes,
+      long cpuBelowBytes) {
+    this.cpuBelowBytes = engines.device() == Device.GPU ? cpuBelowBytes : 0;
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.engines = Objects.requireNonNull(engines, "engines");
     if (chunkByteLimit < 1 || chunkByteLimit > Integer.MAX_VALUE) {
@@ -124,6 +143,16 @@ public final class ArrowNormalizer implements AutoCloseable {
    */
   public String deviceReason() {
     return engines.reason();
+  }
+
+  /**
+   * The device a call on {@code input} runs on: the normalizer's, except that under {@code auto} a
+   * GPU normalizer runs calls on fewer than {@code embednorm.auto.gpuMinCallBytes} bytes of
+   * elements (4 MiB by default) on the CPU engine, which finishes them sooner than the GPU's fixed
+   * cost per call. A call the GPU fails still runs again on the CPU engine.
+   */
+  public Device deviceFor(FieldVector input) {
+    return runsOnCpu(ListColumn.of(Objects.requireNonNull(input, "input"))) ? Device.CPU : device();
   }
 
   /** What runs, for logs, e.g. {@code cpu (java scalar)}; every GPU, one after another. */
@@ -192,9 +221,24 @@ public final class ArrowNormalizer implements AutoCloseable {
       throw new EmbedNormException(
           "Cannot normalize column '" + column.name() + "': the normalizer is closed");
     }
+    if (runsOnCpu(column)) {
+      metrics.addSmallCallOnCpu();
+      return new ChunkedNormalization(
+              cpuFallback(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
+          .normalize(column, allocator, firstRowIndex, metrics);
+    }
     return new ChunkedNormalization(
             engines.first(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
         .normalize(column, allocator, firstRowIndex, metrics);
+  }
+
+  /** Whether auto's size rule sends a call on {@code column} to the CPU engine. */
+  private boolean runsOnCpu(ListColumn column) {
+    if (cpuBelowBytes == 0) {
+      return false;
+    }
+    long elements = column.boundary(column.rows()) - column.boundary(0);
+    return elements * column.type().byteWidth() < cpuBelowBytes;
   }
 
   /**
@@ -379,7 +423,10 @@ public final class ArrowNormalizer implements AutoCloseable {
           gpuOrdinals == null
               ? DeviceEngines.of(Engines.select(device, gpu), gpu.ordinal())
               : DeviceEngines.open(device, gpu, gpuOrdinals.isEmpty() ? null : gpuOrdinals);
-      return new ArrowNormalizer(allocator, engines, DEFAULT_CHUNK_BYTES, gpuChunkBytes);
+      long cpuBelowBytes =
+          device == DeviceChoice.AUTO ? InternalSwitches.AUTO_GPU_MIN_CALL_BYTES.value() : 0;
+      return new ArrowNormalizer(
+          allocator, engines, DEFAULT_CHUNK_BYTES, gpuChunkBytes, cpuBelowBytes);
     }
   }
 }

@@ -3,7 +3,6 @@ package io.embednorm.arrow;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.Encoding;
 import io.embednorm.engine.EngineSelection;
-import io.embednorm.engine.Engines;
 import io.embednorm.engine.Normalization;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -33,7 +32,7 @@ final class EncodedFiles {
       DeviceChoice device,
       LongConsumer progress) {
     ArrowFiles.checkOutput(input, output);
-    EngineSelection selection = Engines.select(device);
+    EngineSelection selection = FileDevices.select(input, device);
     BufferAllocator allocator;
     try {
       allocator = PinnedAllocators.newRootAllocatorFor(device, Long.MAX_VALUE);

@@ -45,6 +45,7 @@ public final class NormalizationMetrics {
   private final LongAdder cpuFallbackRows = new LongAdder();
   private final LongAdder cpuFallbackCalls = new LongAdder();
   private final LongAdder outOfMemorySplits = new LongAdder();
+  private final LongAdder smallCallsOnCpu = new LongAdder();
   private final AtomicReference<String> cpuFallbackReason = new AtomicReference<>();
 
   /** Normalization calls (one per column and batch). */
@@ -165,6 +166,14 @@ public final class NormalizationMetrics {
     return outOfMemorySplits.sum();
   }
 
+  /**
+   * Calls that {@code auto} ran on the CPU engine rather than the GPU because they were smaller
+   * than {@code embednorm.auto.gpuMinCallBytes} (see {@link ArrowNormalizer#deviceFor}).
+   */
+  public long smallCallsOnCpu() {
+    return smallCallsOnCpu.sum();
+  }
+
   /** Adds everything {@code other} counted to this instance. */
   public void add(NormalizationMetrics other) {
     calls.add(other.calls());
@@ -190,6 +199,7 @@ public final class NormalizationMetrics {
     cpuFallbackRows.add(other.cpuFallbackRows());
     cpuFallbackCalls.add(other.cpuFallbackCalls());
     outOfMemorySplits.add(other.outOfMemorySplits());
+    smallCallsOnCpu.add(other.smallCallsOnCpu());
     if (other.cpuFallbackReason() != null) {
       cpuFallbackReason.compareAndSet(null, other.cpuFallbackReason());
     }
@@ -245,6 +255,10 @@ public final class NormalizationMetrics {
         null, failure.getClass().getSimpleName() + ": " + failure.getMessage());
   }
 
+  void addSmallCallOnCpu() {
+    smallCallsOnCpu.increment();
+  }
+
   void addOutOfMemorySplit() {
     outOfMemorySplits.increment();
   }
@@ -256,7 +270,8 @@ public final class NormalizationMetrics {
     return String.format(
         "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d pageable=%d"
             + " registration=%.3fms upload=%.3fms kernel=%.3fms download=%.3fms cpu=%.3fms"
-            + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d%s",
+            + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d"
+            + " smallCallsOnCpu=%d%s",
         calls(),
         rows(),
         chunks(),
@@ -275,6 +290,7 @@ public final class NormalizationMetrics {
         cpuFallbackCalls(),
         cpuFallbackRows(),
         outOfMemorySplits(),
+        smallCallsOnCpu(),
         perGpu.size() > 1 ? " chunksPerGpu=" + perGpu : "");
   }
 }

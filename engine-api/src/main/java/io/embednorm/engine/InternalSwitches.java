@@ -65,6 +65,27 @@ public final class InternalSwitches {
           8,
           "threads of the process that copy into and out of staging slots, the caller besides");
 
+  /**
+   * Under {@code auto} with a GPU, an Arrow call on fewer bytes of elements than this runs on the
+   * CPU engine, where it finishes sooner than the GPU's fixed cost per call (docs/PERFORMANCE.md,
+   * "Which device auto takes"); 0 sends every call to the GPU.
+   */
+  public static final InternalSwitch<Long> AUTO_GPU_MIN_CALL_BYTES =
+      longValue(
+          "embednorm.auto.gpuMinCallBytes",
+          4L << 20,
+          "under auto with a GPU, Arrow calls on fewer bytes of elements run on the CPU engine");
+
+  /**
+   * Under {@code auto}, {@code normalize} on an Arrow file smaller than this runs on the CPU engine
+   * without starting the GPU, whose start costs more than it saves on a small file.
+   */
+  public static final InternalSwitch<Long> AUTO_GPU_MIN_FILE_BYTES =
+      longValue(
+          "embednorm.auto.gpuMinFileBytes",
+          1L << 30,
+          "under auto, normalize on a smaller Arrow file runs on the CPU without starting the GPU");
+
   /** Tests and benchmarks: {@code false} runs the CPU engine's scalar loops only. */
   public static final InternalSwitch<Boolean> CPU_SIMD =
       bool("embednorm.cpu.simd", true, "false: the CPU engine runs its scalar loops only");
@@ -128,6 +149,8 @@ public final class InternalSwitches {
           STAGING_SLOT_BYTES,
           STAGING_POOL_BYTES,
           STAGING_COPY_THREADS,
+          AUTO_GPU_MIN_CALL_BYTES,
+          AUTO_GPU_MIN_FILE_BYTES,
           CPU_SIMD,
           CPU_WARM_UP,
           FAULTS_FAIL_GPU_CALL,

@@ -5,6 +5,7 @@ import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
+import io.embednorm.engine.InternalSwitches;
 import io.embednorm.spark.EmbedNormConfig;
 import java.util.function.Function;
 import org.apache.spark.sql.internal.SQLConf;
@@ -128,7 +129,9 @@ public final class DevicePolicy {
         String unavailable = Engines.gpuUnavailableReason();
         return unavailable == null
             ? "on the GPU (auto: the driver has a usable GPU; an executor without one uses its CPU"
-                + " engine)"
+                + " engine, and batches under "
+                + (InternalSwitches.AUTO_GPU_MIN_CALL_BYTES.value() >> 10)
+                + " KiB of elements run on the CPU engine, which finishes them sooner)"
             : "on the CPU engine (auto: no usable GPU: " + unavailable + ")";
     }
   }

@@ -1,0 +1,55 @@
+package io.embednorm.arrow;
+
+import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.InternalSwitches;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Locale;
+
+/**
+ * The engine for normalizing one Arrow file. Under {@code auto}, a file smaller than {@code
+ * embednorm.auto.gpuMinFileBytes} (1 GiB by default) runs on the CPU engine without starting the
+ * GPU: starting a CUDA context and loading the kernels costs more than the GPU saves on it
+ * (docs/PERFORMANCE.md, "Which device auto takes"). The reason says so, for the summary line.
+ */
+final class FileDevices {
+  private FileDevices() {}
+
+  /** The engine for {@code input} under {@code device}; the caller closes it. */
+  static EngineSelection select(Path input, DeviceChoice device) {
+    if (device == DeviceChoice.AUTO && Engines.gpuUnavailableReason() == null) {
+      long bytes = size(input);
+      if (bytes < 0) {
+        return Engines.select(device); // reading the file will say what is wrong with it
+      }
+      long smallest = InternalSwitches.AUTO_GPU_MIN_FILE_BYTES.value();
+      if (bytes < smallest) {
+        return new EngineSelection(
+            Engines.cpu(),
+            String.format(
+                Locale.ROOT,
+                "auto chose cpu: the file's %s is below the %s where the GPU's start pays for"
+                    + " itself (embednorm.auto.gpuMinFileBytes)",
+                mebibytes(bytes),
+                mebibytes(smallest)));
+      }
+    }
+    return Engines.select(device);
+  }
+
+  /** The file's size, or -1 where it cannot be read. */
+  private static long size(Path input) {
+    try {
+      return Files.size(input);
+    } catch (IOException unreadable) {
+      return -1;
+    }
+  }
+
+  private static String mebibytes(long bytes) {
+    return String.format(Locale.ROOT, "%.1f MiB", bytes / (double) (1L << 20));
+  }
+}
