@@ -1,11 +1,13 @@
 package io.embednorm.engine.cuda;
 
+import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemAlloc;
 import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
+import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
@@ -17,14 +19,15 @@ import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
+import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
 
 /**
  * {@code causal_conv} on a GPU (src/main/cuda/causal_conv.cu, its own fatbin): a batch of sequences
  * of equal length in the (sequences, steps, channels) layout, the layout users hold, so nothing is
- * transposed. The weights go to the device once, lag-major, from a {@link ConvolutionKernel}. Holds
- * no device memory of its own; thread-safe.
+ * transposed; on the tensor cores, float32-accurate (3xTF32). The weights go to the device once,
+ * lag-major, from a {@link ConvolutionKernel}. Holds no device memory of its own; thread-safe.
  */
 public final class CudaCausalConvolution {
   /** Where the Maven build puts the fatbin (cuda-kernels/pom.xml). */
@@ -32,14 +35,16 @@ public final class CudaCausalConvolution {
 
   private static final String NAME = "embednorm_causal_conv_f32";
 
-  // the kernel's constants (causal_conv.cu): threads a block, and a block's share of the work
-  private static final int BLOCK = 256;
-  private static final int CHANNELS_PER_BLOCK = 32;
-  private static final int SEQUENCES_PER_BLOCK = 8;
-  private static final int STEPS_PER_BLOCK = 64;
+  /** The launch geometry the module exports: the order of causal_conv.cu's table. */
+  private static final String GEOMETRY = "embednorm_causal_conv_geometry";
 
   private final CudaContext context;
   private final CUfunction function = new CUfunction();
+  private final int threads;
+  private final int sharedBytes;
+  private final int channelsPerBlock;
+  private final int sequencesPerBlock;
+  private final int stepsPerBlock;
 
   /** Loads the kernel into {@code context}'s device. */
   public CudaCausalConvolution(CudaContext context) {
@@ -48,6 +53,16 @@ public final class CudaCausalConvolution {
     CUmodule module = new CUmodule();
     cuModuleLoadData(module, fatbin());
     cuModuleGetFunction(function, module, NAME);
+    int[] geometry = geometry(module);
+    threads = geometry[0];
+    sharedBytes = geometry[1];
+    channelsPerBlock = geometry[2];
+    sequencesPerBlock = geometry[3];
+    stepsPerBlock = geometry[4];
+    cuFuncSetAttribute(
+        function,
+        CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+        sharedBytes);
   }
 
   /** Whether this jar holds the kernel (a CPU-only build does not). */
@@ -81,9 +96,9 @@ public final class CudaCausalConvolution {
       return;
     }
     long blocks =
-        (long) ceiling(steps, STEPS_PER_BLOCK)
-            * ceiling(channels, CHANNELS_PER_BLOCK)
-            * ceiling(sequences, SEQUENCES_PER_BLOCK);
+        (long) ceiling(steps, stepsPerBlock)
+            * ceiling(channels, channelsPerBlock)
+            * ceiling(sequences, sequencesPerBlock);
     if (blocks > Integer.MAX_VALUE) {
       throw new EmbedNormException(
           "Cannot convolve " + sequences + " sequences on the GPU: " + blocks + " blocks");
@@ -98,7 +113,8 @@ public final class CudaCausalConvolution {
             Pointer.to(new int[] {steps}),
             Pointer.to(new int[] {channels}),
             Pointer.to(new float[] {eps}));
-    cuLaunchKernel(function, (int) blocks, 1, 1, BLOCK, 1, 1, 0, stream, parameters, null);
+    cuLaunchKernel(
+        function, (int) blocks, 1, 1, threads, 1, 1, sharedBytes, stream, parameters, null);
   }
 
   /**
@@ -153,6 +169,24 @@ public final class CudaCausalConvolution {
       cuMemFree(input);
     }
     return result;
+  }
+
+  private static int[] geometry(CUmodule module) {
+    CUdeviceptr address = new CUdeviceptr();
+    long[] bytes = new long[1];
+    cuModuleGetGlobal(address, bytes, module, GEOMETRY);
+    if (bytes[0] != 5L * Integer.BYTES) {
+      throw new EmbedNormException(
+          "Cannot load the causal_conv kernel: its table "
+              + GEOMETRY
+              + " holds "
+              + bytes[0]
+              + " bytes, not "
+              + 5 * Integer.BYTES);
+    }
+    int[] values = new int[5];
+    cuMemcpyDtoH(Pointer.to(values), address, bytes[0]);
+    return values;
   }
 
   private static int ceiling(int value, int divisor) {

@@ -86,6 +86,27 @@ class CudaCausalConvolutionGpuTest {
     check(w, 0f, values, out, sequences, steps, channels, "non-finite inputs");
   }
 
+  @Test
+  void infiniteWeightsAndInputsTooLargeToSplitKeepTheirIeeeResults() {
+    // the tensor cores take each operand as two tf32 halves, which turns ∞ · k into NaN and
+    // overflows on |k| near Float.MAX_VALUE: such operands go through plain multiply-adds
+    int sequences = 9;
+    int steps = 70;
+    int channels = 33;
+    Random random = new Random(5);
+    float[][] w = randomKernel(random, channels, steps);
+    w[6][steps - 1 - 3] = Float.POSITIVE_INFINITY; // channel 6, lag 3
+    w[9][steps - 1 - 10] = Float.NaN; // channel 9, lag 10
+    float[] values = randomSequence(random, sequences * steps, channels);
+    values[(4 * steps + 20) * channels + 7] = Float.MAX_VALUE; // its tf32 half rounds to ∞
+    float[] out = convolution.convolve(ConvolutionKernel.of(w), 0f, values, sequences, steps);
+    assertThat(out[(2 * steps + 2) * channels + 6]).isFinite();
+    assertThat(out[(2 * steps + 3) * channels + 6]).isInfinite();
+    assertThat(out[(2 * steps + 10) * channels + 9]).isNaN();
+    assertThat(out[(4 * steps + 20) * channels + 7]).isFinite();
+    check(w, 0f, values, out, sequences, steps, channels, "non-finite weights, huge input");
+  }
+
   private static void check(
       float[][] w,
       float eps,
