@@ -10,6 +10,7 @@ import io.embednorm.engine.TestSeeds;
 import io.embednorm.jobs.JobReport;
 import io.embednorm.jobs.JobSettings;
 import io.embednorm.jobs.NormalizeJob;
+import io.embednorm.jobs.internal.ArrowIpcFileFormat;
 import java.io.IOException;
 import java.nio.channels.FileChannel;
 import java.nio.file.Files;
@@ -98,6 +99,38 @@ class ArrowOutputTest {
               .hasSizeLessThan(tasks);
         }
       }
+    }
+  }
+
+  /**
+   * One task of 1,100 rows of width 4096 writes three record batches (512 rows of 16 KiB fill the 8
+   * MiB of one): what a batch leaves in the reused vectors must not show in the next.
+   */
+  @Test
+  void laterRecordBatchesHoldTheirOwnRowsAndNulls() throws IOException {
+    long seed = TestSeeds.seeds()[TestSeeds.seeds().length - 1];
+    System.out.println("ArrowOutputTest: record batches, seed " + seed);
+    Path input = folder.resolve("in");
+    writeInput(input, new Random(seed), 1100, 4096, DataTypes.FloatType);
+    Path output = folder.resolve("out");
+    spark
+        .read()
+        .parquet(input.toString())
+        .coalesce(1)
+        .write()
+        .format(ArrowIpcFileFormat.class.getName())
+        .option(ArrowIpcFileFormat.COLUMN, "embedding")
+        .option(ArrowIpcFileFormat.WIDTH, "4096")
+        .save(output.toString());
+    Map<Long, Row> rows = new HashMap<>();
+    for (Row row : spark.read().parquet(input.toString()).collectAsList()) {
+      rows.put(row.getLong(0), row);
+    }
+    assertArrowEquals(output, rows, "embedding", 4096, "seed " + seed);
+    try (RootAllocator allocator = new RootAllocator();
+        FileChannel channel = FileChannel.open(arrowFiles(output).get(0));
+        ArrowFileReader reader = new ArrowFileReader(channel, allocator)) {
+      assertThat(reader.getRecordBlocks()).hasSize(3);
     }
   }
 
