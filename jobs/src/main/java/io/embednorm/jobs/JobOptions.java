@@ -29,7 +29,9 @@ public final class JobOptions {
   @Option(
       names = "--format",
       defaultValue = "parquet",
-      description = "Output format: parquet, orc or json (default: ${DEFAULT-VALUE}).")
+      description =
+          "Output format: parquet, orc, json, or arrow: Arrow IPC files, the column as"
+              + " FixedSizeList<float> (default: ${DEFAULT-VALUE}).")
   String format;
 
   @Option(

@@ -8,6 +8,7 @@ import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
+import io.embednorm.jobs.internal.ArrowOutput;
 import io.embednorm.jobs.internal.InputFiles;
 import io.embednorm.jobs.internal.OutputFolders;
 import io.embednorm.spark.EmbedNormConfig;
@@ -17,6 +18,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import org.apache.hadoop.conf.Configuration;
+import org.apache.spark.sql.DataFrameWriter;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Observation;
 import org.apache.spark.sql.Row;
@@ -59,7 +61,13 @@ public final class NormalizeJob {
     Observation observation = new Observation("embednorm");
     Dataset<Row> observed = output.observe(observation, count(lit(1)).as("rows"));
     long start = System.nanoTime();
-    observed.write().mode(mode).format(settings.outputFormat()).save(settings.output());
+    DataFrameWriter<Row> writer = observed.write().mode(mode);
+    if (ArrowOutput.isNamed(settings.outputFormat())) {
+      writer = ArrowOutput.configure(writer, input, settings.column(), settings.outputColumn());
+    } else {
+      writer = writer.format(settings.outputFormat());
+    }
+    writer.save(settings.output());
     double seconds = (System.nanoTime() - start) / 1e9;
     long rows = ((Number) metrics(observation).get("rows")).longValue();
     return new JobReport(rows, settings.output(), seconds, device);
