@@ -79,7 +79,10 @@ class FileStagingTest {
         try (PipelineSession session = gpu.openSession(List.of(step), ElementType.FLOAT32);
             StagedChunks staged =
                 new StagedChunks(
-                    session, pool, FileStaging.source(in, HEADER), FileStaging.target(out))) {
+                    session,
+                    pool,
+                    FileStaging.source(in, position -> HEADER),
+                    FileStaging.target(out))) {
           for (int from = 0; from < rows; from += rowsPerChunk) {
             int to = Math.min(rows, from + rowsPerChunk);
             int first = from;
@@ -130,7 +133,10 @@ class FileStagingTest {
             gpu.openSession(List.of(Normalization.of(Op.RMS_NORM)), ElementType.FLOAT32);
         StagedChunks staged =
             new StagedChunks(
-                session, pool, FileStaging.source(in, 0), (address, position, bytes) -> {})) {
+                session,
+                pool,
+                FileStaging.source(in, position -> 0),
+                (address, position, bytes) -> {})) {
       assertThatThrownBy(
               () ->
                   staged.run(

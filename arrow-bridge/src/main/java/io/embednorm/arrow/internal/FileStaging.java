@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.util.function.LongUnaryOperator;
 import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
@@ -18,11 +19,11 @@ public final class FileStaging {
 
   /**
    * Reads position {@code p} from byte {@code p} of {@code input}. The rows are placed in the slot
-   * as they would lie in an Arrow buffer read from the file whose byte {@code alignedAt} starts at
-   * a 16-byte boundary (a record batch's body), so that they get the kernels, hence the bits, of
-   * the record-batch path.
+   * as they would lie in the buffer an Arrow reader reads them into, which starts on a 16-byte
+   * boundary at file position {@code alignedAt.applyAsLong(p)} (their record batch's block), so
+   * that they get the kernels, hence the bits, of the record-batch path.
    */
-  public static StagingSource source(FileChannel input, long alignedAt) {
+  public static StagingSource source(FileChannel input, LongUnaryOperator alignedAt) {
     return new StagingSource() {
       @Override
       public void copyTo(long position, long address, long bytes) {
@@ -42,7 +43,7 @@ public final class FileStaging {
 
       @Override
       public int alignment(long position) {
-        return (int) ((position - alignedAt) & 15);
+        return (int) ((position - alignedAt.applyAsLong(position)) & 15);
       }
     };
   }
