@@ -3,12 +3,16 @@ package io.embednorm.arrow;
 import io.embednorm.arrow.internal.BackgroundTask;
 import io.embednorm.arrow.internal.MappedColumnPlan;
 import io.embednorm.arrow.internal.MappedFileNormalization;
+import io.embednorm.arrow.internal.MappedGpuNormalization;
 import io.embednorm.arrow.internal.MappedPathUnavailable;
 import io.embednorm.arrow.internal.OutputFileCheck;
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Encoding;
 import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Engines;
+import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.Normalization;
 import java.io.IOException;
 import java.nio.file.Path;
@@ -29,24 +33,25 @@ import org.apache.arrow.vector.VectorSchemaRoot;
  *
  * <p>A file goes one of two ways ({@link FileNormalizationPath}). The record-batch path reads each
  * batch into Arrow vectors, normalizes the column into a new vector and writes the batch with
- * Arrow's file writer; it takes any input on any device. The mapped path, on the CPU, takes Arrow
- * IPC files (not streams) that are uncompressed and little-endian, whose column is a {@code
- * FixedSizeList} or {@code List} (offsets from 0) of float16, float32 or float64, whose rows that
- * are not null hold no null elements, and whose rows all fit the weight and bias: it copies the
- * input to the output in the kernel and normalizes the column's values from a mapping of the input
- * straight into the output, with no Arrow allocator. Both write files that Arrow reads back alike:
- * the same schema, rows, validity and value bits.
+ * Arrow's file writer; it takes any input on any device. The mapped path, on the CPU or on a GPU
+ * (through its pinned staging slots, the values going from the file to the device and back to the
+ * output file with no Arrow vector), takes Arrow IPC files (not streams) that are uncompressed and
+ * little-endian, whose column is a {@code FixedSizeList} or {@code List} (offsets from 0) of
+ * float16, float32 or float64, whose rows that are not null hold no null elements, and whose rows
+ * all fit the weight and bias: it copies the input to the output in the kernel and normalizes the
+ * column's values from a mapping of the input straight into the output, with no Arrow allocator.
+ * Both write files that Arrow reads back alike: the same schema, rows, validity and value bits.
  */
 public final class ArrowFiles {
   private ArrowFiles() {}
 
   /**
    * Normalizes {@code column} of {@code input} into {@code output} on {@code device}, taking the
-   * mapped path where it applies (on the CPU, see {@link ArrowFiles}) and the record-batch path
-   * otherwise, with an Arrow allocator of its own (pinned where a GPU runs). The result says which
-   * path ran and why. Otherwise as {@link #normalizeFile(Path, Path, String, Normalization,
-   * ArrowNormalizer, BufferAllocator, LongConsumer)}: the column is checked before any output is
-   * created, and on any failure no output file is left behind.
+   * mapped path where it applies (see {@link ArrowFiles}) and the record-batch path otherwise, with
+   * an Arrow allocator of its own (pinned where a GPU runs). The result says which path ran and
+   * why. Otherwise as {@link #normalizeFile(Path, Path, String, Normalization, ArrowNormalizer,
+   * BufferAllocator, LongConsumer)}: the column is checked before any output is created, and on any
+   * failure no output file is left behind.
    *
    * @param progress called after each batch with the rows done so far
    * @throws EmbedNormException as the record-batch path, and "Cannot use device gpu ..." when
@@ -68,11 +73,36 @@ public final class ArrowFiles {
     checkOutput(input, output);
     long started = System.nanoTime();
     EngineSelection selection = FileDevices.select(input, device);
+    HostMemory pinned =
+        selection.engine().copiesToDevice() && Engines.gpuUnavailableReason() == null
+            ? Engines.hostMemory()
+            : null;
+    return normalizeFile(
+        new FileJob(input, output, column, normalization, progress),
+        device,
+        selection,
+        pinned,
+        started);
+  }
+
+  /**
+   * Takes the mapped path where it applies (on a GPU only with pinned memory for its staging slots)
+   * and the record-batch path otherwise; closes the selection.
+   *
+   * @param pinned the memory of the GPU's staging slots, or null
+   */
+  static NormalizeResult normalizeFile(
+      FileJob job,
+      DeviceChoice device,
+      EngineSelection selection,
+      HostMemory pinned,
+      long started) {
+    boolean gpu = selection.engine().copiesToDevice();
     MappedColumnPlan plan = null;
-    String notMapped = "the rows run on the GPU";
-    if (!selection.engine().copiesToDevice()) {
+    String notMapped = "the rows run on the GPU, which has no pinned memory to stage them";
+    if (!gpu || pinned != null) {
       try {
-        plan = MappedColumnPlan.open(input, column, normalization);
+        plan = MappedColumnPlan.open(job.input(), job.column(), job.normalization());
       } catch (MappedPathUnavailable unavailable) {
         notMapped = unavailable.reason();
       } catch (RuntimeException | Error failure) {
@@ -80,9 +110,10 @@ public final class ArrowFiles {
         throw failure;
       }
     }
-    FileJob job = new FileJob(input, output, column, normalization, progress);
     if (plan != null) {
-      return normalizeMapped(plan, selection, job, started);
+      return gpu
+          ? normalizeMappedOnGpu(plan, selection, pinned, job, started)
+          : normalizeMapped(plan, selection, job, started);
     }
     return normalizeWithOwnAllocator(
         selection, device, "the mapped path does not apply: " + notMapped, job);
@@ -115,6 +146,43 @@ public final class ArrowFiles {
     Objects.requireNonNull(device, "device");
     Objects.requireNonNull(progress, "progress");
     return EncodedFiles.run(input, output, column, normalization, encoding, device, progress);
+  }
+
+  /** Runs the mapped path on the GPU; closes the plan and the selection. */
+  private static NormalizeResult normalizeMappedOnGpu(
+      MappedColumnPlan plan,
+      EngineSelection selection,
+      HostMemory pinned,
+      FileJob job,
+      long started) {
+    try (selection;
+        plan;
+        StagingPool staging = StagingPool.withDefaults(pinned)) {
+      String fallback =
+          MappedGpuNormalization.run(
+              plan,
+              job.output(),
+              job.normalization(),
+              selection.engine(),
+              staging,
+              Runtime.getRuntime().availableProcessors(),
+              job.progress());
+      return new NormalizeResult(
+          plan.rows(),
+          plan.batchCount(),
+          plan.size(),
+          plan.size(),
+          ArrowFormat.FILE,
+          Duration.ofNanos(System.nanoTime() - started),
+          selection.device(),
+          selection.reason(),
+          FileNormalizationPath.MAPPED,
+          plan.description() + ", staged from the file to the GPU and back",
+          fallback == null ? 0 : plan.batchCount(),
+          fallback);
+    } catch (IOException failure) {
+      throw ArrowOutputFile.failure(job.output(), failure);
+    }
   }
 
   /** Runs the mapped path; closes the plan and the selection. */
@@ -160,7 +228,7 @@ public final class ArrowFiles {
   }
 
   /** What to normalize: a column of a file into another file. */
-  private record FileJob(
+  record FileJob(
       Path input, Path output, String column, Normalization normalization, LongConsumer progress) {}
 
   /**

@@ -3,9 +3,9 @@ package io.embednorm.arrow;
 /** How {@link ArrowFiles#normalizeFile} went through a file. */
 public enum FileNormalizationPath {
   /**
-   * The CPU path for Arrow IPC files whose column it can take (see {@link ArrowFiles}): the input
-   * copied in the kernel, the column's values normalized from a mapping of the input straight into
-   * the output; no Arrow vectors.
+   * The path for Arrow IPC files whose column it can take (see {@link ArrowFiles}): the input
+   * copied in the kernel, the column's values normalized from the input straight into the output
+   * (on a GPU through its pinned staging slots); no Arrow vectors.
    */
   MAPPED,
 

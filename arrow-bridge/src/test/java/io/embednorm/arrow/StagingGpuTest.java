@@ -11,6 +11,8 @@ import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
+import java.io.IOException;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Random;
@@ -28,6 +30,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -124,6 +127,55 @@ class StagingGpuTest {
             compare(onPlain, onPinned, a, b, Normalization.of(op), context);
           }
         }
+      }
+    }
+  }
+
+  static Stream<Arguments> fileLayoutsTypesAndWidths() {
+    List<Arguments> cases = new ArrayList<>();
+    for (Layout layout : Layout.values()) {
+      for (ElementType type : TYPES) {
+        for (int width : new int[] {3, 768, 771}) {
+          cases.add(Arguments.of(layout, type, width));
+        }
+      }
+    }
+    return cases.stream();
+  }
+
+  /**
+   * {@code normalize --device gpu} on an Arrow file takes the mapped path through the staging
+   * slots, and its output reads back exactly as the record-batch path's on the GPU (pinned
+   * batches), value bits included, for every op; odd widths put rows off 16-byte alignment.
+   */
+  @ParameterizedTest(name = "{0} of {1}, width {2}")
+  @MethodSource("fileLayoutsTypesAndWidths")
+  void mappedFilesOnTheGpuWriteWhatTheRecordBatchPathWrites(
+      Layout layout, ElementType type, int width, @TempDir Path directory) throws IOException {
+    long seed = SEED ^ ("file" + layout + type + width).hashCode();
+    Path input = directory.resolve("in.arrow");
+    int rows = Math.max(10, Math.min(5000, 2_000_000 / width));
+    TestFiles.write(
+        plain,
+        input,
+        new TestFiles.Shape(layout, type, width, 3, rows, 0.1),
+        new Random(seed),
+        ArrowFormat.FILE);
+    try (ArrowNormalizer onPinned = gpu(pinned, ArrowNormalizer.DEFAULT_GPU_CHUNK_BYTES)) {
+      for (Op op : Op.values()) {
+        Normalization normalization = Normalization.of(op);
+        Path batches = directory.resolve("batches-" + op + ".arrow");
+        Path mapped = directory.resolve("mapped-" + op + ".arrow");
+        NormalizeResult expected =
+            ArrowFiles.normalizeFile(input, batches, "embedding", normalization, onPinned, pinned);
+        NormalizeResult actual =
+            ArrowFiles.normalizeFile(
+                input, mapped, "embedding", normalization, DeviceChoice.GPU, done -> {});
+        assertThat(expected.path()).isEqualTo(FileNormalizationPath.RECORD_BATCH);
+        assertThat(actual.path()).as(actual.pathReason()).isEqualTo(FileNormalizationPath.MAPPED);
+        assertThat(actual.cpuFallbackBatches()).as(actual.cpuFallbackReason()).isZero();
+        TestFiles.assertSameContents(
+            plain, batches, mapped, "embedding", "seed " + seed + ", " + op);
       }
     }
   }

@@ -15,6 +15,10 @@ package io.embednorm.arrow.internal;
  * @param elementNullCountPosition where the file holds the element node's null count
  * @param elements the element node's length
  * @param values the element vector's data buffer
+ * @param blockStart where the record batch's block (metadata, then body) starts: Arrow's file
+ *     reader reads a block into one buffer of its own, so a value at file position {@code p} lies
+ *     at {@code p - blockStart} modulo 16 in the record-batch path's memory (whose buffers start on
+ *     16-byte boundaries)
  */
 record ColumnBatch(
     int index,
@@ -27,4 +31,5 @@ record ColumnBatch(
     long elementNullCount,
     long elementNullCountPosition,
     long elements,
-    Region values) {}
+    Region values,
+    long blockStart) {}

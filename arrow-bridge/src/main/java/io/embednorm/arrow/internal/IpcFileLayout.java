@@ -336,7 +336,8 @@ final class IpcFileLayout {
           elements.nullCount(),
           block.offset() + nullCountPosition,
           elements.length(),
-          region(batch, buffer + 2 + extraBuffers, body));
+          region(batch, buffer + 2 + extraBuffers, body),
+          block.offset());
     }
 
     private Region region(RecordBatch batch, int buffer, long body) {

@@ -74,8 +74,7 @@ public final class MappedFileNormalization {
         rows.batch().values().position(), rows.elements() * plan.layout().type().byteWidth());
   }
 
-  private static void copyAllButValues(MappedColumnPlan plan, FileChannel output)
-      throws IOException {
+  static void copyAllButValues(MappedColumnPlan plan, FileChannel output) throws IOException {
     List<Region> values = new ArrayList<>();
     for (BatchRows rows : plan.batches()) {
       values.add(values(rows, plan));
@@ -106,7 +105,7 @@ public final class MappedFileNormalization {
    * Clears the element validity bits of invalid rows (and the unused bits of the last byte) and
    * sets the element node's null count, as the record-batch path writes them.
    */
-  private static void markInvalidRows(FileChannel input, BatchRows rows, FileChannel output)
+  static void markInvalidRows(FileChannel input, BatchRows rows, FileChannel output)
       throws IOException {
     Region bitmap = rows.batch().elementValidity();
     ByteBuffer bits = IpcFileLayout.read(input, bitmap.position(), (int) bitmap.length());

@@ -90,7 +90,9 @@ public final class StagedChunks implements AutoCloseable {
       unsettled.add(slot);
       throw failure;
     }
-    inFlight.add(new InFlight(ticket, slot, position, bytes, pinnedOutput == NOT_PINNED));
+    inFlight.add(
+        new InFlight(
+            ticket, slot, position, bytes, pinnedOutput == NOT_PINNED ? output : NOT_PINNED));
   }
 
   /** Waits for every chunk in flight and copies its output to the target. */
@@ -150,8 +152,8 @@ public final class StagedChunks implements AutoCloseable {
     InFlight chunk = inFlight.poll();
     try {
       session.awaitChunk(chunk.ticket());
-      if (chunk.drains()) {
-        long output = chunk.slot().output() + source.alignment(chunk.position());
+      if (chunk.output() != NOT_PINNED) {
+        long output = chunk.output();
         long position = chunk.position();
         ParallelCopy.run(
             chunk.bytes(),
@@ -178,6 +180,8 @@ public final class StagedChunks implements AutoCloseable {
     }
   }
 
-  private record InFlight(
-      long ticket, StagingSlot slot, long position, long bytes, boolean drains) {}
+  /**
+   * A chunk on the device; {@code output} is its slot's output, or NOT_PINNED: nothing to drain.
+   */
+  private record InFlight(long ticket, StagingSlot slot, long position, long bytes, long output) {}
 }
