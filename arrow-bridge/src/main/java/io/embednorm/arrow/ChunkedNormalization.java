@@ -1,9 +1,11 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.PinnedOutputs;
 import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
+import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
@@ -84,7 +86,7 @@ final class ChunkedNormalization {
     // worked out on another thread while the chunks go (a large batch's element validity is
     // megabytes of bits, a fair share of the time its copies take).
     boolean[] early = needsValidityFirst() || !gpu ? validRows(input) : null;
-    FieldVector output = input.allocateOutput(allocator, (int) (end - base));
+    FieldVector output = allocateOutput(input, allocator, (int) (end - base), gpu);
     CompletableFuture<boolean[]> marked =
         early != null
             ? CompletableFuture.completedFuture(markValidity(input, early, output))
@@ -109,6 +111,29 @@ final class ChunkedNormalization {
       output.close();
       throw failure;
     }
+  }
+
+  /**
+   * The output vector. On a GPU whose input is not pinned memory (an ordinary allocator), its
+   * element buffer is pinned ({@link PinnedOutputs}), so that the device writes the results in
+   * place; a pinned allocator's own buffers are pinned already.
+   */
+  private FieldVector allocateOutput(
+      ListColumn input, BufferAllocator allocator, int elementCount, boolean gpu) {
+    StagingPool staging = gpu ? gpus.staging() : null;
+    if (staging == null || input.rows() == 0) {
+      return input.allocateOutput(allocator, elementCount);
+    }
+    int byteWidth = input.type().byteWidth();
+    long start = input.boundary(0) * byteWidth;
+    long bytes = (long) elementCount * byteWidth;
+    long address = input.elements().getDataBuffer().memoryAddress() + start;
+    if (staging.isPinned(address, bytes)) {
+      return input.allocateOutput(allocator, elementCount);
+    }
+    HostMemory memory = staging.memory();
+    return input.allocateOutput(
+        allocator, elementCount, (owner, size) -> PinnedOutputs.buffer(memory, owner, size));
   }
 
   /**

@@ -43,13 +43,14 @@ final class FixedSizeListColumn extends ListColumn {
   }
 
   @Override
-  FieldVector allocateOutput(BufferAllocator allocator, int elementCount) {
+  FieldVector allocateOutput(BufferAllocator allocator, int elementCount, ElementMemory elements) {
     FixedSizeListVector output = (FixedSizeListVector) vector.getField().createVector(allocator);
     try {
       loadUnzeroed(output, allocator, rows());
       loadUnzeroed(
           output.getDataVector(),
           allocator,
+          elements,
           elementCount,
           (long) elementCount * type().byteWidth());
       output.setValueCount(rows());

@@ -90,7 +90,22 @@ abstract class ListColumn {
    * {@code elementCount} allocated elements and its value counts set; every row and element is null
    * until the caller sets validity bits.
    */
-  abstract FieldVector allocateOutput(BufferAllocator allocator, int elementCount);
+  final FieldVector allocateOutput(BufferAllocator allocator, int elementCount) {
+    return allocateOutput(allocator, elementCount, BufferAllocator::buffer);
+  }
+
+  /**
+   * As {@link #allocateOutput(BufferAllocator, int)}, the element buffer from {@code elements}
+   * (e.g. pinned memory accounted to {@code allocator}).
+   */
+  abstract FieldVector allocateOutput(
+      BufferAllocator allocator, int elementCount, ElementMemory elements);
+
+  /** Where an output's element buffer comes from; the buffer is the caller's to close. */
+  @FunctionalInterface
+  interface ElementMemory {
+    ArrowBuf buffer(BufferAllocator allocator, long bytes);
+  }
 
   /**
    * Gives {@code vector} its own buffers for {@code count} entries, loaded as an IPC reader would:
@@ -103,6 +118,16 @@ abstract class ListColumn {
    */
   static void loadUnzeroed(
       FieldVector vector, BufferAllocator allocator, int count, long... bufferBytes) {
+    loadUnzeroed(vector, allocator, BufferAllocator::buffer, count, bufferBytes);
+  }
+
+  /** As {@link #loadUnzeroed}, the buffers after the validity buffer from {@code memory}. */
+  static void loadUnzeroed(
+      FieldVector vector,
+      BufferAllocator allocator,
+      ElementMemory memory,
+      int count,
+      long... bufferBytes) {
     List<ArrowBuf> buffers = new ArrayList<>();
     try {
       // Not BitVectorHelper.getValidityBufferSize: Arrow 19 (Spark 4.2) renamed it.
@@ -112,7 +137,7 @@ abstract class ListColumn {
         validity.setZero(0, validity.capacity());
       }
       for (long bytes : bufferBytes) {
-        buffers.add(allocator.buffer(bytes));
+        buffers.add(memory.buffer(allocator, bytes));
       }
       vector.loadFieldBuffers(new ArrowFieldNode(count, count), buffers);
     } finally {

@@ -93,7 +93,7 @@ final class VariableListColumn extends ListColumn {
   }
 
   @Override
-  FieldVector allocateOutput(BufferAllocator allocator, int elementCount) {
+  FieldVector allocateOutput(BufferAllocator allocator, int elementCount, ElementMemory elements) {
     int rows = rows();
     ListVector output = (ListVector) vector.getField().createVector(allocator);
     try {
@@ -101,6 +101,7 @@ final class VariableListColumn extends ListColumn {
       loadUnzeroed(
           output.getDataVector(),
           allocator,
+          elements,
           elementCount,
           (long) elementCount * type().byteWidth());
       ArrowBuf offsets = output.getOffsetBuffer();

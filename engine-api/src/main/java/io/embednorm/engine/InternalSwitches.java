@@ -31,6 +31,16 @@ public final class InternalSwitches {
           "idle pinned host bytes kept in the pool for reuse");
 
   /**
+   * Bytes of GPU outputs that may sit in pinned memory at once though their allocator is ordinary
+   * (results written by the device in place); outputs beyond it come from their allocator.
+   */
+  public static final InternalSwitch<Long> PINNED_OUTPUT_BYTES =
+      longValue(
+          "embednorm.pinnedOutputBytes",
+          8L << 30,
+          "bytes of GPU outputs pinned at once for ordinary allocators (written in place); 0 none");
+
+  /**
    * {@code false}: Arrow memory that is not pinned is registered with the driver per call instead
    * of going through the pinned staging slots (slower on every host measured; kept for comparison).
    */
@@ -145,6 +155,7 @@ public final class InternalSwitches {
           GPU_LANES,
           GPU_POISON_OUTPUTS,
           PINNED_POOL_BYTES,
+          PINNED_OUTPUT_BYTES,
           GPU_STAGING,
           STAGING_SLOT_BYTES,
           STAGING_POOL_BYTES,

@@ -56,6 +56,11 @@ public final class StagingPool implements AutoCloseable {
     return slotBytes;
   }
 
+  /** The pinned memory the slots come from. */
+  public HostMemory memory() {
+    return memory;
+  }
+
   /** Whether memory the device would copy is pinned already: then it needs no slot. */
   public boolean isPinned(long address, long bytes) {
     return memory.isPinned(address, bytes);
