@@ -68,6 +68,19 @@ class HostileInputTest {
     assertCleanError(input, "Cannot normalize column 'embedding': its list offsets decrease");
   }
 
+  @Test
+  void aRecordBatchOfAnUnknownMessageTypeIsACleanErrorThatFreesItsBody() throws IOException {
+    Path input = write(Layout.FIXED_SIZE_LIST, ArrowFormat.STREAM);
+    byte[] bytes = Files.readAllBytes(input);
+    IpcStructure.Message batch =
+        new IpcStructure(bytes, false)
+            .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
+    // Arrow Java's stream reader reads the body, then refuses the type and drops the body.
+    bytes[(int) batch.headerTypePosition()] = 118;
+    Files.write(input, bytes);
+    assertCleanError(input, "Cannot read Arrow file");
+  }
+
   private Path write(Layout layout, ArrowFormat format) throws IOException {
     Path input = directory.resolve("input.arrow");
     try (BufferAllocator allocator = new RootAllocator()) {
