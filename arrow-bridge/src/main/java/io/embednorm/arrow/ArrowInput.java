@@ -63,7 +63,7 @@ final class ArrowInput implements AutoCloseable {
       ArrowReader reader =
           format == ArrowFormat.FILE
               ? new CheckedFileReader(channel, allocator)
-              : new CheckedStreamReader(channel, allocator);
+              : streamReader(channel, allocator);
       return new ArrowInput(path, reader, format, size);
     } catch (EmbedNormException failure) {
       closeQuietly(channel);
@@ -72,6 +72,14 @@ final class ArrowInput implements AutoCloseable {
       closeQuietly(channel);
       throw failure(path, failure);
     }
+  }
+
+  /**
+   * A reader of the stream in {@code channel} that checks each batch and frees every body it reads,
+   * without the metadata check of {@link #open}; closing it closes {@code channel}.
+   */
+  static ArrowReader streamReader(FileChannel channel, BufferAllocator allocator) {
+    return new CheckedStreamReader(channel, allocator);
   }
 
   ArrowFormat format() {
