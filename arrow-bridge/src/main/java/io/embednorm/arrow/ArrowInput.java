@@ -21,9 +21,11 @@ import org.apache.arrow.vector.dictionary.DictionaryProvider;
 import org.apache.arrow.vector.ipc.ArrowFileReader;
 import org.apache.arrow.vector.ipc.ArrowReader;
 import org.apache.arrow.vector.ipc.ArrowStreamReader;
+import org.apache.arrow.vector.ipc.ReadChannel;
 import org.apache.arrow.vector.ipc.message.ArrowDictionaryBatch;
 import org.apache.arrow.vector.ipc.message.ArrowRecordBatch;
 import org.apache.arrow.vector.types.pojo.Field;
+import org.apache.arrow.vector.types.pojo.Schema;
 
 /**
  * An Arrow IPC file or stream being read, batch by batch into one root. Every failure reads "Cannot
@@ -61,7 +63,7 @@ final class ArrowInput implements AutoCloseable {
       ArrowReader reader =
           format == ArrowFormat.FILE
               ? new CheckedFileReader(channel, allocator)
-              : new CheckedStreamReader(channel, allocator);
+              : streamReader(channel, allocator);
       return new ArrowInput(path, reader, format, size);
     } catch (EmbedNormException failure) {
       closeQuietly(channel);
@@ -70,6 +72,14 @@ final class ArrowInput implements AutoCloseable {
       closeQuietly(channel);
       throw failure(path, failure);
     }
+  }
+
+  /**
+   * A reader of the stream in {@code channel} that checks each batch and frees every body it reads,
+   * without the metadata check of {@link #open}; closing it closes {@code channel}.
+   */
+  static ArrowReader streamReader(FileChannel channel, BufferAllocator allocator) {
+    return new CheckedStreamReader(channel, allocator);
   }
 
   ArrowFormat format() {
@@ -212,20 +222,53 @@ final class ArrowInput implements AutoCloseable {
     }
   }
 
-  /** A stream reader that checks each batch's buffers before loading it. */
+  /**
+   * A stream reader that checks each batch's buffers before loading it, and frees a message body
+   * that Arrow Java drops when it fails before building a batch of it ({@link
+   * BodyOwningMessageReader}).
+   */
   private static final class CheckedStreamReader extends ArrowStreamReader {
+    private final BodyOwningMessageReader messages;
+
     CheckedStreamReader(FileChannel channel, BufferAllocator allocator) {
-      super(channel, allocator);
+      this(new BodyOwningMessageReader(new ReadChannel(channel), allocator), allocator);
+    }
+
+    private CheckedStreamReader(BodyOwningMessageReader messages, BufferAllocator allocator) {
+      super(messages, allocator);
+      this.messages = messages;
+    }
+
+    @Override
+    protected Schema readSchema() throws IOException {
+      try {
+        return super.readSchema();
+      } catch (IOException | RuntimeException failure) {
+        messages.releaseUnclaimed();
+        throw failure;
+      }
+    }
+
+    @Override
+    public boolean loadNextBatch() throws IOException {
+      try {
+        return super.loadNextBatch();
+      } catch (IOException | RuntimeException failure) {
+        messages.releaseUnclaimed();
+        throw failure;
+      }
     }
 
     @Override
     protected void loadRecordBatch(ArrowRecordBatch batch) {
+      messages.handOver();
       checkRecordBatch(this, batch);
       super.loadRecordBatch(batch);
     }
 
     @Override
     protected void loadDictionary(ArrowDictionaryBatch batch) {
+      messages.handOver();
       checkDictionary(dictionaries, batch);
       super.loadDictionary(batch);
     }

@@ -14,7 +14,8 @@ import org.apache.arrow.flatbuf.RecordBatch;
 
 /**
  * Reads the metadata of an Arrow IPC file or stream, and no data, before Arrow Java's reader does:
- * every message and block must lie within the file and every record batch pass {@link
+ * every message and block must lie within the file, be of the type its place calls for (the schema
+ * first in a stream, then record and dictionary batches) and every record batch pass {@link
  * RecordBatchCheck}. Arrow Java allocates a body as long as the metadata says before reading it (an
  * exabyte for a damaged length) and leaks it when a buffer lies outside; this turns both into one
  * reason. One read per message, a few per batch in all.
@@ -75,14 +76,22 @@ final class IpcMetadataCheck {
     Footer footer = Footer.getRootAsFooter(read(footerStart, footerLength));
     Block block = new Block();
     for (int index = 0; index < footer.dictionariesLength(); index++) {
-      block(footer.dictionaries(block, index), footerStart, "dictionary batch " + index);
+      block(
+          footer.dictionaries(block, index),
+          footerStart,
+          "dictionary batch " + index,
+          MessageHeader.DictionaryBatch);
     }
     for (int index = 0; index < footer.recordBatchesLength(); index++) {
-      block(footer.recordBatches(block, index), footerStart, "record batch " + index);
+      block(
+          footer.recordBatches(block, index),
+          footerStart,
+          "record batch " + index,
+          MessageHeader.RecordBatch);
     }
   }
 
-  private void block(Block block, long end, String what) throws IOException {
+  private void block(Block block, long end, String what, byte type) throws IOException {
     long offset = block.offset();
     long metadata = block.metaDataLength();
     long body = block.bodyLength();
@@ -111,7 +120,7 @@ final class IpcMetadataCheck {
     if (length <= 0 || length > metadata - start) {
       throw new IOException(what + " has a damaged metadata length " + length);
     }
-    message(bytes.position(start).slice().order(ByteOrder.LITTLE_ENDIAN), body, what);
+    message(bytes.position(start).slice().order(ByteOrder.LITTLE_ENDIAN), body, what, type);
   }
 
   private void stream() throws IOException {
@@ -140,16 +149,33 @@ final class IpcMetadataCheck {
         throw new IOException(
             what + " has a body of " + body + " bytes, past the file's end (truncated?)");
       }
-      message(metadata, body, what);
+      if (index == 0) {
+        message(metadata, body, what, MessageHeader.Schema);
+      } else {
+        message(metadata, body, what, MessageHeader.RecordBatch, MessageHeader.DictionaryBatch);
+      }
       position = bodyStart + body;
     }
   }
 
-  /** Checks one message's metadata, whose body is {@code bodyLength} bytes. */
-  private static void message(ByteBuffer metadata, long bodyLength, String what)
+  /**
+   * Checks one message's metadata, whose body is {@code bodyLength} bytes and whose type must be
+   * one of {@code types}: Arrow Java's file reader reads a block as the type its place in the
+   * footer says, whatever the message's own type, so a batch of another type would pass unchecked.
+   */
+  private static void message(ByteBuffer metadata, long bodyLength, String what, byte... types)
       throws IOException {
     Message message = Message.getRootAsMessage(metadata);
     RecordBatchCheck.readFields(message);
+    if (!contains(types, message.headerType())) {
+      throw new IOException(
+          what
+              + " is a message of type "
+              + Byte.toUnsignedInt(message.headerType())
+              + " where a "
+              + names(types)
+              + " belongs");
+    }
     if (message.bodyLength() != bodyLength) {
       throw new IOException(
           what
@@ -179,6 +205,30 @@ final class IpcMetadataCheck {
     if (problem != null) {
       throw new IOException(what + " is damaged: " + problem);
     }
+  }
+
+  private static boolean contains(byte[] types, byte type) {
+    for (byte allowed : types) {
+      if (allowed == type) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  /** For example {@code record batch or dictionary batch}. */
+  private static String names(byte[] types) {
+    StringBuilder names = new StringBuilder();
+    for (byte type : types) {
+      names.append(names.length() == 0 ? "" : " or ");
+      names.append(
+          switch (type) {
+            case MessageHeader.Schema -> "schema";
+            case MessageHeader.DictionaryBatch -> "dictionary batch";
+            default -> "record batch";
+          });
+    }
+    return names.toString();
   }
 
   private ByteBuffer read(long position, int length) throws IOException {

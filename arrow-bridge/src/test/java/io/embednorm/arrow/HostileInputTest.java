@@ -68,6 +68,39 @@ class HostileInputTest {
     assertCleanError(input, "Cannot normalize column 'embedding': its list offsets decrease");
   }
 
+  @Test
+  void aRecordBatchOfAnUnknownMessageTypeIsACleanErrorThatFreesItsBody() throws IOException {
+    Path input = write(Layout.FIXED_SIZE_LIST, ArrowFormat.STREAM);
+    byte[] bytes = Files.readAllBytes(input);
+    IpcStructure.Message batch =
+        new IpcStructure(bytes, false)
+            .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
+    // Arrow Java's stream reader reads the body, then refuses the type and drops the body.
+    bytes[(int) batch.headerTypePosition()] = 118;
+    Files.write(input, bytes);
+    assertCleanError(input, "Cannot read Arrow file");
+  }
+
+  @Test
+  void aFileBlockOfAnotherMessageTypeIsRefusedBeforeArrowReadsItAsARecordBatch()
+      throws IOException {
+    Path input = write(Layout.FIXED_SIZE_LIST, ArrowFormat.FILE);
+    byte[] bytes = Files.readAllBytes(input);
+    IpcStructure.Message batch =
+        new IpcStructure(bytes, true)
+            .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
+    // Arrow Java's file reader takes a block's header as a record batch whatever its type says,
+    // and leaks the block when a buffer lies outside the body.
+    bytes[(int) batch.headerTypePosition()] = 118;
+    putLong(bytes, batch.buffersPosition() + 16, 1L << 31);
+    Files.write(input, bytes);
+    assertCleanError(
+        input,
+        "Cannot read Arrow file '"
+            + input
+            + "': record batch 0 is a message of type 118 where a record batch belongs");
+  }
+
   private Path write(Layout layout, ArrowFormat format) throws IOException {
     Path input = directory.resolve("input.arrow");
     try (BufferAllocator allocator = new RootAllocator()) {

@@ -11,7 +11,8 @@ import org.apache.arrow.flatbuf.MessageHeader;
  * Where the parts of a well-formed Arrow IPC file or stream lie, for the fuzz test to cut and
  * rewrite them: each message's prefix, metadata and body, and for the file format the footer, its
  * length and the trailing magic; within record-batch metadata, where the length, field nodes and
- * buffers are written (absolute byte positions, read with flatbuffer offsets).
+ * buffers are written, and each message's header type (absolute byte positions, read with
+ * flatbuffer offsets).
  */
 final class IpcStructure {
   /** One encapsulated message. */
@@ -22,6 +23,7 @@ final class IpcStructure {
       long bodyStart,
       long bodyLength,
       byte headerType,
+      long headerTypePosition,
       long bodyLengthPosition,
       long lengthPosition,
       long nodesPosition,
@@ -91,6 +93,7 @@ final class IpcStructure {
               bodyStart,
               bodyLength,
               parsed.headerType(),
+              message.field(6),
               message.field(10),
               header == null ? -1 : header.field(4),
               header == null ? -1 : header.vector(6),
