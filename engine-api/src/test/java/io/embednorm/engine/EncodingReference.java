@@ -59,6 +59,90 @@ public final class EncodingReference {
     }
   }
 
+  /**
+   * As {@link #assertRow}, for an encoding computed from a float32 result that may differ from
+   * {@code y} by up to {@code relative} of each value (a fused kernel whose sums run in another
+   * order than the op's): float16/bfloat16 values lie between the roundings of y·(1 − relative) and
+   * y·(1 + relative), an int8 scale within {@code relative} of max|y| / 127 and each q within half
+   * a step (plus {@code relative} of 127) of y / scale, binary bits exact where |y| exceeds {@code
+   * relative} of the row's largest |y|.
+   */
+  public static void assertRowNear(
+      Encoding encoding,
+      float[] y,
+      int offset,
+      int width,
+      ByteBuffer actual,
+      int actualOffset,
+      float actualScale,
+      double relative,
+      String context) {
+    double largest = 0;
+    boolean finite = true;
+    for (int i = 0; i < width; i++) {
+      finite &= Double.isFinite(y[offset + i]);
+      largest = Math.max(largest, Math.abs(y[offset + i]));
+    }
+    switch (encoding) {
+      case FLOAT16, BFLOAT16 -> {
+        NarrowReference reference =
+            encoding == Encoding.FLOAT16 ? NarrowReference.FLOAT16 : NarrowReference.BFLOAT16;
+        for (int i = 0; i < width; i++) {
+          short bits =
+              (short)
+                  ((actual.get(actualOffset + 2 * i) & 0xff)
+                      | (actual.get(actualOffset + 2 * i + 1) & 0xff) << 8);
+          double value = y[offset + i];
+          if (Double.isNaN(value)) {
+            assertThat(reference.isNaN(bits)).as("%s element %d of NaN", context, i).isTrue();
+            continue;
+          }
+          double low = reference.value(reference.round(value - Math.abs(value) * relative));
+          double high = reference.value(reference.round(value + Math.abs(value) * relative));
+          double got = reference.value(bits);
+          assertThat(got >= low && got <= high)
+              .as(
+                  "%s element %d: %s (bits %d) between %s and %s",
+                  context, i, value, bits, low, high)
+              .isTrue();
+        }
+      }
+      case INT8 -> {
+        if (!finite) {
+          assertThat(actualScale).as("%s scale of a row with NaN or infinity", context).isNaN();
+          return;
+        }
+        double scale = largest / 127.0;
+        assertThat((double) actualScale)
+            .as("%s scale, max|y| %s", context, largest)
+            .isCloseTo(scale, org.assertj.core.api.Assertions.within(scale * relative + 1e-45));
+        for (int i = 0; i < width; i++) {
+          int q = actual.get(actualOffset + i);
+          if (actualScale == 0f) {
+            assertThat(q).as("%s q %d of a zero row", context, i).isZero();
+            continue;
+          }
+          double error = Math.abs(q - y[offset + i] / (double) actualScale);
+          assertThat(error)
+              .as("%s q %d of y %s within half a step", context, i, y[offset + i])
+              .isLessThanOrEqualTo(0.5 + 127 * relative);
+        }
+      }
+      case BINARY -> {
+        for (int i = 0; i < (width + 7) / 8 * 8; i++) {
+          int bit = (actual.get(actualOffset + i / 8) >>> (i % 8)) & 1;
+          if (i < width && Math.abs(y[offset + i]) <= largest * relative) {
+            continue; // a sign the fused sums may turn
+          }
+          int expected = i < width && y[offset + i] >= 0.0 ? 1 : 0;
+          assertThat(bit)
+              .as("%s bit %d of %s", context, i, i < width ? y[offset + i] : "padding")
+              .isEqualTo(expected);
+        }
+      }
+    }
+  }
+
   private static void assertInt8(
       float[] y,
       int offset,
