@@ -10,7 +10,6 @@
 # On a GPU host without a JDK, from the bundle of benchmarks/scripts/gpu-bundle.sh --spark:
 #      DEVICES="cpu gpu auto" NORMALIZE=".gpu/java -cp $(.gpu/cp) io.embednorm.jobs.cli.NormalizeCommand" \
 #        benchmarks/scripts/normalize-vs-cp.sh /dev/shm/in.arrow /dev/shm 3 rms_norm
-# Needs bc.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/../.." && pwd)"
 [ $# -eq 4 ] || { echo "usage: $0 INPUT SCRATCH_DIR ROUNDS OP" >&2; exit 2; }
@@ -22,7 +21,7 @@ cat "$input" >/dev/null
 # would otherwise pay for.
 "${normalize[@]}" --device cpu --op "$op" --input "$input" --output "$dir/out.arrow" >/dev/null 2>&1 || true
 rm -f "$dir/out.arrow"
-seconds() { local start end; start=$(date +%s.%N); "$@" >/dev/null 2>&1; end=$(date +%s.%N); echo "$end - $start" | bc; }
+seconds() { local start end; start=$(date +%s%N); "$@" >/dev/null 2>&1; end=$(date +%s%N); awk -v n=$((end - start)) 'BEGIN { printf "%.3f", n / 1e9 }'; }
 declare -A times
 for round in $(seq "$rounds"); do
   line="round $round:"
