@@ -6,7 +6,8 @@
 # on both devices (JobBenchmark, outputs compared with pyarrow), and the SQL query benchmark against
 # its passthrough (SparkQueryBenchmark). Needs the bundle of `benchmarks/scripts/gpu-bundle.sh
 # --spark`, pyarrow and /dev/shm with 8 GB free. Raw output goes to OUTPUT_DIR; STEPS picks steps.
-# DEVICES picks the devices of the job and SQL steps, ROWS their rows.
+# DEVICES picks the devices of the job and SQL steps, ROWS their rows; SPREAD=0 leaves out the
+# spread over two GPUs.
 #   [STEPS="pipeline crossover file job sql"] [DEVICES="gpu cpu"] [ROWS=1000000] \
 #     benchmarks/scripts/gpu-user-paths.sh OUTPUT_DIR
 set -uo pipefail
@@ -24,7 +25,7 @@ step() { [[ " $steps " == *" $1 "* ]]; }
 
 if step pipeline; then
   spread=()
-  [ "$gpus" -ge 2 ] && spread=(--gpus 0,1)
+  [ "$gpus" -ge 2 ] && [ "${SPREAD:-1}" = 1 ] && spread=(--gpus 0,1)
   timeout 300 "${java[@]}" io.embednorm.benchmarks.PipelineBenchmark --widths 768,4096 --gib 4 \
     --repeats 3 --chunks-mib 16 "${spread[@]}" >"$output/pipeline.txt" 2>&1
   echo "pipeline: exit $?"
