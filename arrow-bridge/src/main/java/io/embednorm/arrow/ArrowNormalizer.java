@@ -1,6 +1,5 @@
 package io.embednorm.arrow;
 
-import io.embednorm.arrow.internal.StagedColumn;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
@@ -231,52 +230,6 @@ public final class ArrowNormalizer implements AutoCloseable {
     return new ChunkedNormalization(
             engines.first(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
         .normalize(column, allocator, firstRowIndex, metrics);
-  }
-
-  /**
-   * Whether {@link #normalizeStaged} takes a column of {@code bytes} bytes of elements: the
-   * normalizer runs on GPUs with pinned staging slots (staging on, {@code embednorm.gpu.staging}),
-   * and auto's size rule does not send such a call to the CPU engine. For embednorm's own surfaces.
-   */
-  public boolean stagesOnGpu(long bytes) {
-    return engines.device() == Device.GPU
-        && gpus.staging() != null
-        && InternalSwitches.GPU_STAGING.value()
-        && !(cpuBelowBytes > 0 && bytes < cpuBelowBytes)
-        && !closed;
-  }
-
-  /**
-   * Applies {@code steps} in order to every row of {@code column}, whose elements are read from its
-   * source and written to its target (memory that is not Arrow's, e.g. Spark's column vectors)
-   * through the GPUs' pinned staging slots, with no Arrow vector; intermediates stay on the device.
-   * Rows are valid as they are: the caller leaves invalid rows out (zero width). A call that fails
-   * on the GPU runs again, whole, on the CPU engine (counted in {@code metrics}). For embednorm's
-   * own surfaces: the column's type is internal.
-   *
-   * @throws EmbedNormException when {@link #stagesOnGpu} says no for the column, {@code steps} is
-   *     empty, or a weight or bias does not fit a row (the message names the row)
-   */
-  public void normalizeStaged(
-      StagedColumn column, List<Normalization> steps, NormalizationMetrics metrics) {
-    Objects.requireNonNull(column, "column");
-    Objects.requireNonNull(steps, "steps");
-    Objects.requireNonNull(metrics, "metrics");
-    if (steps.isEmpty()) {
-      throw new EmbedNormException(
-          "Cannot normalize column '" + column.name() + "': no normalization was given");
-    }
-    if (!stagesOnGpu(column.bytes())) {
-      throw new EmbedNormException(
-          "Cannot stage column '"
-              + column.name()
-              + "' for the GPU: the normalizer runs it on the CPU engine or has no staging slots"
-              + " ("
-              + engines.reason()
-              + ")");
-    }
-    new StagedNormalization(gpus, this::cpuFallback, steps, gpuChunkBytes)
-        .normalize(column, metrics);
   }
 
   /** Whether auto's size rule sends a call on {@code column} to the CPU engine. */

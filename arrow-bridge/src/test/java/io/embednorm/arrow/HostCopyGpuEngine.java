@@ -35,9 +35,9 @@ import org.apache.arrow.memory.util.MemoryUtil;
  * element's lowest bit is flipped (as {@link FaultingGpuEngine} does), so its rows are told apart
  * from the CPU engine's. At most two sessions are open at once; the others wait, as on a GPU.
  * Faults come from the {@link GpuFaults} switches at enqueue, or from {@link #failChunkAsync} on a
- * lane. Shared with spark-udf's tests through this module's test-jar.
+ * lane.
  */
-public final class HostCopyGpuEngine implements NormalizationEngine {
+final class HostCopyGpuEngine implements NormalizationEngine {
   private static final int LANES = 4;
 
   private final NormalizationEngine cpu = Engines.cpu(1);
@@ -52,7 +52,7 @@ public final class HostCopyGpuEngine implements NormalizationEngine {
   private final int maximumDelayMicros;
 
   /** Chunks wait up to {@code maximumDelayMicros} on their lane, drawn from {@code seed}. */
-  public HostCopyGpuEngine(long seed, int maximumDelayMicros) {
+  HostCopyGpuEngine(long seed, int maximumDelayMicros) {
     this.seeds = new AtomicLong(seed);
     this.maximumDelayMicros = maximumDelayMicros;
     for (int lane = 0; lane < LANES; lane++) {

@@ -87,8 +87,6 @@ public final class FaultedGpuQuery {
     System.out.println(
         "RESULT cpuFallbackBatches="
             + operator.metrics().get("cpuFallbackBatches").get().value()
-            + " stagedBatches="
-            + operator.metrics().get("stagedBatches").get().value()
             + " numBatches="
             + operator.metrics().get("numBatches").get().value()
             + " warnings="

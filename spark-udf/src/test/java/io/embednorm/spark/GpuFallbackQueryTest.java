@@ -2,10 +2,18 @@ package io.embednorm.spark;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.InternalSwitches;
+import io.embednorm.engine.spi.EngineProvider;
+import java.io.File;
 import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -40,7 +48,7 @@ class GpuFallbackQueryTest {
     assertThat(result)
         .as("seed %d", seed)
         .isEqualTo(
-            "RESULT cpuFallbackBatches=3 stagedBatches=8 numBatches=8 warnings=1 cpuBatches=[2, 4, 5]"
+            "RESULT cpuFallbackBatches=3 numBatches=8 warnings=1 cpuBatches=[2, 4, 5]"
                 + " otherBatches=[] offReference=0 taskBytes=0 openTaskAllocators=0");
     assertThat(output)
         .contains(
@@ -55,7 +63,39 @@ class GpuFallbackQueryTest {
   /** Runs {@link FaultedGpuQuery} in a new JVM whose engines are the faulting GPU's. */
   private String runQuery(long seed, List<String> switches)
       throws IOException, InterruptedException {
-    return TestGpuJvm.run(
-        directory, FaultingGpuProvider.class, FaultedGpuQuery.class, switches, Long.toString(seed));
+    Path services = directory.resolve("META-INF").resolve("services");
+    Files.createDirectories(services);
+    Files.writeString(
+        services.resolve(EngineProvider.class.getName()), FaultingGpuProvider.class.getName());
+    Files.writeString(
+        services.resolve(HostMemory.class.getName()), UnpinnedHostMemory.class.getName());
+    List<String> command = new ArrayList<>();
+    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    for (String option : ManagementFactory.getRuntimeMXBean().getInputArguments()) {
+      if (!option.startsWith("-agentlib") && !option.startsWith("-javaagent")) {
+        command.add(option);
+      }
+    }
+    command.add("-Xmx1g");
+    String logging = System.getProperty("log4j2.configurationFile");
+    if (logging != null) {
+      command.add("-Dlog4j2.configurationFile=" + logging);
+    }
+    command.addAll(switches);
+    command.add("-cp");
+    command.add(directory + File.pathSeparator + System.getProperty("java.class.path"));
+    command.add(FaultedGpuQuery.class.getName());
+    command.add(Long.toString(seed));
+    Path log = directory.resolve("query.log");
+    Process process =
+        new ProcessBuilder(command).redirectErrorStream(true).redirectOutput(log.toFile()).start();
+    boolean ended = process.waitFor(180, TimeUnit.SECONDS);
+    if (!ended) {
+      process.destroyForcibly();
+    }
+    String output = Files.readString(log, StandardCharsets.UTF_8);
+    assertThat(ended).as("the query's JVM ended; its output:%n%s", output).isTrue();
+    assertThat(process.exitValue()).as("exit status; output:%n%s", output).isZero();
+    return output;
   }
 }

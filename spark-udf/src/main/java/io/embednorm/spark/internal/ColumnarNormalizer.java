@@ -2,19 +2,16 @@ package io.embednorm.spark.internal;
 
 import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.arrow.NormalizationMetrics;
-import io.embednorm.arrow.internal.StagedColumn;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.spark.internal.SparkArrays.ElementWidth;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.ListVector;
 import org.apache.spark.TaskContext;
 import org.apache.spark.sql.execution.vectorized.OnHeapColumnVector;
-import org.apache.spark.sql.execution.vectorized.WritableColumnVector;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
 import org.apache.spark.sql.vectorized.ColumnVector;
@@ -23,16 +20,10 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The work of the columnar operator in one task: for each batch, runs each chain through the
- * executor's {@link ArrowNormalizer} (on a GPU, a chain's intermediates stay on the device) into a
- * Spark {@link OnHeapColumnVector}, one per chain, reused for every batch of the task.
- *
- * <p>On a GPU, a chain's rows go from Spark's vector memory straight into the GPU's pinned staging
- * slots and from there straight into the result vector ({@link SparkRows}, {@link
- * ArrowNormalizer#normalizeStaged}): no Arrow memory. Elsewhere (the CPU engine, a batch auto
- * leaves to it, encoded chains, vectors whose memory cannot be reached) the input columns are
- * copied into Arrow once per column, normalized there, and the results copied into the result
- * vectors.
+ * The work of the columnar operator in one task: for each batch, copies the input columns of the
+ * chains into Arrow (once per input column), runs each chain through the executor's {@link
+ * ArrowNormalizer} (on a GPU, a chain's intermediates stay on the device), and copies the results
+ * into Spark {@link OnHeapColumnVector}s, one per chain, reused for every batch of the task.
  *
  * <p>The copy out of Arrow pays for itself: Spark's row conversion, which reads every element of
  * the results, reads an on-heap vector several times faster than an {@link
@@ -81,26 +72,11 @@ public final class ColumnarNormalizer implements AutoCloseable {
     BatchTimes times = new BatchTimes();
     Map<Integer, ListVector> inputs = new HashMap<>();
     long copiedBytes = 0;
-    int stagedChains = 0;
     boolean fellBack = false;
     try {
       ColumnVector[] columns = new ColumnVector[chains.size()];
-      Map<Integer, Optional<SparkRows>> layouts = new HashMap<>();
       for (int i = 0; i < chains.size(); i++) {
         ColumnChain chain = chains.get(i);
-        ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
-        NormalizationMetrics chainMetrics = new NormalizationMetrics();
-        ColumnVector staged = stage(i, chain, batch, normalizer, layouts, chainMetrics, times);
-        if (staged != null) {
-          metrics.add(chainMetrics);
-          if (chainMetrics.cpuFallbackCalls() > 0) {
-            fellBack = true;
-            warnOnce(chain, chainMetrics.cpuFallbackReason());
-          }
-          stagedChains++;
-          columns[i] = staged;
-          continue;
-        }
         ListVector input = inputs.get(chain.inputOrdinal());
         if (input == null) {
           input =
@@ -114,6 +90,8 @@ public final class ColumnarNormalizer implements AutoCloseable {
           inputs.put(chain.inputOrdinal(), input);
           copiedBytes += input.getBufferSize();
         }
+        ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
+        NormalizationMetrics chainMetrics = new NormalizationMetrics();
         FieldVector result =
             chain.encoding() == null
                 ? normalizer.normalize(input, chain.steps(), chainMetrics)
@@ -125,63 +103,12 @@ public final class ColumnarNormalizer implements AutoCloseable {
         }
         columns[i] = toSpark(i, chain, result, times);
       }
-      return new BatchResult(columns, copiedBytes, stagedChains, fellBack, times);
+      return new BatchResult(columns, copiedBytes, fellBack, times);
     } finally {
       long freeing = System.nanoTime();
       inputs.values().forEach(ListVector::close);
       times.addAllocation(System.nanoTime() - freeing);
     }
-  }
-
-  /**
-   * Runs {@code chain} straight from Spark's vector memory through the GPU's staging slots into the
-   * chain's result vector, and returns that vector; or returns null, having set nothing that the
-   * Arrow path depends on, where this does not apply: an encoded chain, a normalizer on the CPU (or
-   * a batch auto leaves to it), or vectors whose memory {@link SparkVectorMemory} cannot reach.
-   */
-  private ColumnVector stage(
-      int index,
-      ColumnChain chain,
-      ColumnarBatch batch,
-      ArrowNormalizer normalizer,
-      Map<Integer, Optional<SparkRows>> layouts,
-      NormalizationMetrics chainMetrics,
-      BatchTimes times) {
-    if (chain.encoding() != null) {
-      return null;
-    }
-    Optional<SparkRows> layout = layouts.get(chain.inputOrdinal());
-    if (layout == null) {
-      long reading = System.nanoTime();
-      layout =
-          Optional.ofNullable(
-              SparkRows.of(batch.column(chain.inputOrdinal()), batch.numRows(), chain.width()));
-      layouts.put(chain.inputOrdinal(), layout);
-      times.addCopy(System.nanoTime() - reading);
-    }
-    if (layout.isEmpty() || !normalizer.stagesOnGpu(layout.get().bytes())) {
-      return null;
-    }
-    long preparing = System.nanoTime();
-    WritableColumnVector output = output(index, chain, batch.numRows());
-    StagedColumn column = layout.get().into(output, chain.inputName());
-    times.addOutput(System.nanoTime() - preparing);
-    if (column == null) {
-      return null;
-    }
-    normalizer.normalizeStaged(column, chain.steps(), chainMetrics);
-    return output;
-  }
-
-  /** The result vector of the {@code index}-th float chain, made on the task's first batch. */
-  private WritableColumnVector output(int index, ColumnChain chain, int rows) {
-    if (outputs[index] == null) {
-      DataType element =
-          chain.width() == ElementWidth.FLOAT ? DataTypes.FloatType : DataTypes.DoubleType;
-      outputs[index] =
-          new OnHeapColumnVector(Math.max(rows, 1), DataTypes.createArrayType(element, true));
-    }
-    return outputs[index];
   }
 
   /** Frees the result vectors. Idempotent. */
@@ -211,8 +138,14 @@ public final class ColumnarNormalizer implements AutoCloseable {
         }
         return EncodedVectors.toSpark(result, outputs[index]);
       }
-      return SparkArrays.toSpark(
-          (ListVector) result, chain.width(), output(index, chain, result.getValueCount()));
+      if (outputs[index] == null) {
+        DataType element =
+            chain.width() == ElementWidth.FLOAT ? DataTypes.FloatType : DataTypes.DoubleType;
+        outputs[index] =
+            new OnHeapColumnVector(
+                Math.max(result.getValueCount(), 1), DataTypes.createArrayType(element, true));
+      }
+      return SparkArrays.toSpark((ListVector) result, chain.width(), outputs[index]);
     } finally {
       long freeing = System.nanoTime();
       times.addOutput(freeing - copying);
@@ -238,14 +171,9 @@ public final class ColumnarNormalizer implements AutoCloseable {
 
   /**
    * What one batch gave: the result columns (one per chain, valid until the next batch), the bytes
-   * copied from Spark into Arrow, how many chains went straight between Spark's vectors and the
-   * GPU's staging slots, whether it fell back from the GPU to the CPU, and where the time outside
-   * the normalization went.
+   * copied from Spark into Arrow, whether it fell back from the GPU to the CPU, and where the time
+   * outside the normalization went.
    */
   public record BatchResult(
-      ColumnVector[] columns,
-      long copiedBytes,
-      int stagedChains,
-      boolean fellBack,
-      BatchTimes times) {}
+      ColumnVector[] columns, long copiedBytes, boolean fellBack, BatchTimes times) {}
 }

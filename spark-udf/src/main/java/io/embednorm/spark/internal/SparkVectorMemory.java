@@ -56,10 +56,9 @@ final class SparkVectorMemory {
 
   /**
    * Where element {@code start} of {@code vector}'s values lies, as {@link Platform#copyMemory}
-   * takes it; null where it cannot be reached. An on-heap location holds only while the vector
-   * keeps its array (a {@code reserve} may replace it).
+   * takes it; null where it cannot be reached.
    */
-  static Location locate(ColumnVector vector, int start, int elementBytes) {
+  private static Location locate(ColumnVector vector, int start, int elementBytes) {
     long offset = (long) start * elementBytes;
     if (vector instanceof OffHeapColumnVector offHeap && !offHeap.hasDictionary()) {
       return new Location(null, offHeap.valuesNativeAddress() + offset);
@@ -77,7 +76,7 @@ final class SparkVectorMemory {
   }
 
   /** An on-heap array and an offset into it, or null and an off-heap address. */
-  record Location(Object array, long offset) {}
+  private record Location(Object array, long offset) {}
 
   private static Object array(OnHeapColumnVector vector, MethodHandle getter) {
     if (getter == null) {

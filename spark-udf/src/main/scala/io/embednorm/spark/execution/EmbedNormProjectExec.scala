@@ -76,8 +76,6 @@ case class EmbedNormProjectExec(
     "bytesUploaded" -> SQLMetrics.createSizeMetric(sparkContext, "bytes copied to the GPU"),
     "bytesDownloaded" -> SQLMetrics.createSizeMetric(sparkContext, "bytes copied from the GPU"),
     "stagedBytes" -> SQLMetrics.createSizeMetric(sparkContext, "bytes staged for the GPU"),
-    "stagedBatches" ->
-      SQLMetrics.createMetric(sparkContext, "batches staged from Spark's vectors, no Arrow"),
     "cpuFallbackBatches" -> SQLMetrics.createMetric(sparkContext, "batches moved from GPU to CPU"))
 
   override def simpleString(maxFields: Int): String = {
@@ -155,7 +153,6 @@ object EmbedNormProjectExec {
     metrics("bytesUploaded") += normalization.bytesUploaded()
     metrics("bytesDownloaded") += normalization.bytesDownloaded()
     metrics("stagedBytes") += normalization.stagedBytes()
-    if (result.stagedChains() > 0) metrics("stagedBatches") += 1
     if (result.fellBack()) metrics("cpuFallbackBatches") += 1
   }
 }
