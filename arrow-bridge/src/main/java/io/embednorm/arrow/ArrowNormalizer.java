@@ -148,7 +148,7 @@ public final class ArrowNormalizer implements AutoCloseable {
   /**
    * The device a call on {@code input} runs on: the normalizer's, except that under {@code auto} a
    * GPU normalizer runs calls on fewer than {@code embednorm.auto.gpuMinCallBytes} bytes of
-   * elements (4 MiB by default) on the CPU engine, which finishes them sooner than the GPU's fixed
+   * elements (1 MiB by default) on the CPU engine, which finishes them sooner than the GPU's fixed
    * cost per call. A call the GPU fails still runs again on the CPU engine.
    */
   public Device deviceFor(FieldVector input) {

@@ -11,9 +11,9 @@ import java.util.Locale;
 
 /**
  * The engine for normalizing one Arrow file. Under {@code auto}, a file smaller than {@code
- * embednorm.auto.gpuMinFileBytes} (1 GiB by default) runs on the CPU engine without starting the
- * GPU: starting a CUDA context and loading the kernels costs more than the GPU saves on it
- * (docs/PERFORMANCE.md, "Which device auto takes"). The reason says so, for the summary line.
+ * embednorm.auto.gpuMinFileBytes} (by default every file) runs on the CPU engine without starting
+ * the GPU: the CPU's mapped path measured faster than the GPU's (docs/PERFORMANCE.md, "User
+ * paths"). The reason says so, for the summary line.
  */
 final class FileDevices {
   private FileDevices() {}
@@ -31,8 +31,8 @@ final class FileDevices {
             Engines.cpu(),
             String.format(
                 Locale.ROOT,
-                "auto chose cpu: the file's %s is below the %s where the GPU's start pays for"
-                    + " itself (embednorm.auto.gpuMinFileBytes)",
+                "auto chose cpu: the file's %s is below the %s from which the GPU is taken"
+                    + " (embednorm.auto.gpuMinFileBytes; the CPU's mapped path is the faster)",
                 mebibytes(bytes),
                 mebibytes(smallest)));
       }

@@ -78,22 +78,23 @@ public final class InternalSwitches {
   /**
    * Under {@code auto} with a GPU, an Arrow call on fewer bytes of elements than this runs on the
    * CPU engine, where it finishes sooner than the GPU's fixed cost per call (docs/PERFORMANCE.md,
-   * "Which device auto takes"); 0 sends every call to the GPU.
+   * "User paths"); 0 sends every call to the GPU.
    */
   public static final InternalSwitch<Long> AUTO_GPU_MIN_CALL_BYTES =
       longValue(
           "embednorm.auto.gpuMinCallBytes",
-          4L << 20,
+          1L << 20,
           "under auto with a GPU, Arrow calls on fewer bytes of elements run on the CPU engine");
 
   /**
    * Under {@code auto}, {@code normalize} on an Arrow file smaller than this runs on the CPU engine
-   * without starting the GPU, whose start costs more than it saves on a small file.
+   * without starting the GPU. The default (1 TiB) keeps every file on the CPU: its mapped path
+   * measured faster than the GPU's on a 3 GB file (docs/PERFORMANCE.md, "User paths").
    */
   public static final InternalSwitch<Long> AUTO_GPU_MIN_FILE_BYTES =
       longValue(
           "embednorm.auto.gpuMinFileBytes",
-          1L << 30,
+          1L << 40,
           "under auto, normalize on a smaller Arrow file runs on the CPU without starting the GPU");
 
   /** Tests and benchmarks: {@code false} runs the CPU engine's scalar loops only. */

@@ -93,7 +93,7 @@ class EmbedNormExplainTest {
             ? "on the CPU engine (cpu was requested)"
             : reason == null
                 ? "on the GPU (auto: the driver has a usable GPU; an executor without one uses its"
-                    + " CPU engine, and batches under 4096 KiB of elements run on the CPU engine,"
+                    + " CPU engine, and batches under 1024 KiB of elements run on the CPU engine,"
                     + " which finishes them sooner)"
                 : "on the CPU engine (auto: no usable GPU: " + reason + ")";
     String functions = "embednorm runs rms_norm, l2_normalize over x; softmax over x " + placement;
