@@ -5,19 +5,9 @@ import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Locale;
-import java.util.Random;
-import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
-import org.apache.arrow.vector.Float4Vector;
-import org.apache.arrow.vector.complex.FixedSizeListVector;
-import org.apache.arrow.vector.types.FloatingPointPrecision;
-import org.apache.arrow.vector.types.pojo.ArrowType;
-import org.apache.arrow.vector.types.pojo.Field;
-import org.apache.arrow.vector.types.pojo.FieldType;
 
 /**
  * Where the GPU starts to pay for one Arrow call: the median time of one {@code normalize} call on
@@ -66,7 +56,7 @@ public final class DeviceCrossoverBenchmark {
       System.out.println("|---|---|---|---|---|---|---|");
       for (long size : kibibytes) {
         int rows = (int) Math.max(1, size * 1024 / ((long) width * Float.BYTES));
-        try (FieldVector batch = randomBatch(allocator, rows, width)) {
+        try (FieldVector batch = PipelineBenchmark.randomBatch(allocator, rows, width)) {
           double cpuMillis = medianMillis(cpu, batch, normalization, repeats);
           double gpuMillis = medianMillis(gpu, batch, normalization, repeats);
           double autoMillis = medianMillis(auto, batch, normalization, repeats);
@@ -99,31 +89,5 @@ public final class DeviceCrossoverBenchmark {
     }
     Arrays.sort(millis);
     return millis[repeats / 2];
-  }
-
-  private static FieldVector randomBatch(BufferAllocator allocator, int rows, int width) {
-    Field element =
-        new Field(
-            "item",
-            FieldType.notNullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)),
-            null);
-    Field field =
-        new Field(
-            "embedding",
-            FieldType.notNullable(new ArrowType.FixedSizeList(width)),
-            List.of(element));
-    FixedSizeListVector vector = (FixedSizeListVector) field.createVector(allocator);
-    vector.setInitialCapacity(rows);
-    vector.allocateNew();
-    Float4Vector elements = (Float4Vector) vector.getDataVector();
-    ArrowBuf data = elements.getDataBuffer();
-    Random random = new Random(rows);
-    for (long index = 0; index < (long) rows * width; index++) {
-      data.setFloat(index * Float.BYTES, (float) random.nextGaussian());
-    }
-    vector.getValidityBuffer().setOne(0, vector.getValidityBuffer().capacity());
-    elements.getValidityBuffer().setOne(0, elements.getValidityBuffer().capacity());
-    vector.setValueCount(rows);
-    return vector;
   }
 }
