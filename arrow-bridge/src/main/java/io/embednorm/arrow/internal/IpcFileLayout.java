@@ -7,6 +7,7 @@ import java.nio.ByteOrder;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import org.apache.arrow.flatbuf.Block;
 import org.apache.arrow.flatbuf.Buffer;
@@ -96,19 +97,47 @@ final class IpcFileLayout {
     FieldPositions positions = FieldPositions.of(schema, columnIndex);
     List<ColumnBatch> batches = new ArrayList<>(footer.recordBatchesLength());
     long firstRow = 0;
+    List<Region> blocks = new ArrayList<>();
+    blocks.add(new Region(0, HEAD_BYTES));
+    blocks.add(new Region(size - TAIL_BYTES - footerLength, TAIL_BYTES + (long) footerLength));
     Block block = new Block();
     for (int index = 0; index < footer.dictionariesLength(); index++) {
       new BatchReader(channel, size, index, footer.dictionaries(block, index))
           .checkDictionary(fields);
+      blocks.add(region(block));
     }
     for (int index = 0; index < footer.recordBatchesLength(); index++) {
       ColumnBatch batch =
           new BatchReader(channel, size, index, footer.recordBatches(block, index))
               .read(fields, positions, width, firstRow);
+      blocks.add(region(block));
       batches.add(batch);
       firstRow += batch.rows();
     }
+    checkApart(blocks);
     return new IpcFileLayout(size, column, type, width, batches);
+  }
+
+  /** The bytes of a block, metadata and body, once {@link BatchReader} has checked it. */
+  private static Region region(Block block) {
+    return new Region(block.offset(), (long) block.metaDataLength() + block.bodyLength());
+  }
+
+  /**
+   * Checks that no two blocks (nor a block and the magic or the footer) share a byte: a batch's
+   * values are written in place, so another block holding those bytes would come out changed, while
+   * the record-batch path reads each block on its own and writes them apart.
+   */
+  private static void checkApart(List<Region> blocks) {
+    blocks.sort(Comparator.comparingLong(Region::position));
+    long end = 0;
+    for (Region block : blocks) {
+      if (block.position() < end) {
+        throw new MappedPathUnavailable(
+            "the file has blocks that overlap one another or its footer");
+      }
+      end = Math.max(end, block.end());
+    }
   }
 
   long size() {
@@ -325,6 +354,7 @@ final class IpcFileLayout {
           ((NodePositions) message.header(new NodePositions()))
               .nullCountPosition(positions.node() + 1);
       int buffer = positions.buffer();
+      checkWrittenApart(batch, body, buffer + 1 + extraBuffers, buffer + 2 + extraBuffers);
       return new ColumnBatch(
           index,
           firstRow,
@@ -338,6 +368,30 @@ final class IpcFileLayout {
           elements.length(),
           region(batch, buffer + 2 + extraBuffers, body),
           block.offset());
+    }
+
+    /**
+     * Checks that the buffers the mapped path may write, the column's element validity and values,
+     * share no byte with each other or with any other buffer of the batch: they are written in
+     * place in a copy of the file, so a shared byte would change the other buffer too (the rows'
+     * validity, another column), while the record-batch path writes every buffer apart.
+     */
+    private void checkWrittenApart(RecordBatch batch, long body, int elementValidity, int values) {
+      for (int written : new int[] {values, elementValidity}) {
+        Region region = region(batch, written, body);
+        for (int other = 0; other < batch.buffersLength(); other++) {
+          if (other != written && region.overlaps(region(batch, other, body))) {
+            throw unavailable(
+                "has buffers "
+                    + Math.min(written, other)
+                    + " and "
+                    + Math.max(written, other)
+                    + " sharing bytes, where the column's "
+                    + (written == values ? "values are" : "element validity is")
+                    + " written");
+          }
+        }
+      }
     }
 
     private Region region(RecordBatch batch, int buffer, long body) {

@@ -9,7 +9,6 @@ import java.nio.channels.FileChannel;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
-import java.util.Comparator;
 import java.util.List;
 
 /**
@@ -18,9 +17,10 @@ import java.util.List;
  * the record-batch path would write. The mapped path applies when the file is in the IPC file
  * format, uncompressed and little-endian, the column is a {@code FixedSizeList} or {@code List} of
  * float16, float32 or float64 whose lists start at element 0 and end at the element vector's end,
- * no valid row holds a null element, null rows have an element validity bitmap to be marked in, and
- * every row fits the weight and bias. Otherwise {@link #open} throws {@link MappedPathUnavailable}
- * saying why.
+ * no valid row holds a null element, null rows have an element validity bitmap to be marked in,
+ * every row fits the weight and bias, and the bytes it writes (values, element validity) belong to
+ * no other buffer or block of the file. Otherwise {@link #open} throws {@link
+ * MappedPathUnavailable} saying why.
  *
  * <p>The plan owns the input's channel: the caller closes the plan.
  */
@@ -64,7 +64,6 @@ public final class MappedColumnPlan implements AutoCloseable {
         largestRowBytes = Math.max(largestRowBytes, largestRowBytes(rows, layout));
         batches.add(rows);
       }
-      checkNoOverlap(batches);
       return new MappedColumnPlan(channel, layout, List.copyOf(batches), largestRowBytes);
     } catch (MappedPathUnavailable unavailable) {
       closeQuietly(channel);
@@ -151,24 +150,6 @@ public final class MappedColumnPlan implements AutoCloseable {
           "record batch " + rows.batch().index() + " has a row of " + bytes + " bytes");
     }
     return bytes;
-  }
-
-  /** The regions the mapped path writes itself must not overlap: each is written once. */
-  private static void checkNoOverlap(List<BatchRows> batches) {
-    List<Region> written = new ArrayList<>();
-    for (BatchRows rows : batches) {
-      written.add(rows.batch().values());
-      if (rows.hasInvalidRows()) {
-        written.add(rows.batch().elementValidity());
-        written.add(new Region(rows.batch().elementNullCountPosition(), Long.BYTES));
-      }
-    }
-    written.sort(Comparator.comparingLong(Region::position));
-    for (int index = 1; index < written.size(); index++) {
-      if (written.get(index).position() < written.get(index - 1).end()) {
-        throw new MappedPathUnavailable("the file's buffers overlap");
-      }
-    }
   }
 
   private static void closeQuietly(FileChannel channel) {

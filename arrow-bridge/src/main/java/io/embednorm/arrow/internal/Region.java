@@ -9,4 +9,9 @@ record Region(long position, long length) {
   boolean isEmpty() {
     return length == 0;
   }
+
+  /** Whether the two share a byte (an empty region shares none). */
+  boolean overlaps(Region other) {
+    return !isEmpty() && !other.isEmpty() && position < other.end() && other.position < end();
+  }
 }
