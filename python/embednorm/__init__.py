@@ -22,11 +22,27 @@ __all__ = [
     "softmax",
     "log_softmax",
     "l2_normalize",
+    "l1_normalize",
+    "linf_normalize",
+    "lp_normalize",
+    "vector_norm",
+    "quantize_int8",
+    "quantize_binary",
+    "to_float16",
+    "to_bfloat16",
+    "dequantize_int8",
+    "causal_conv",
 ]
 
 EXTENSION = "io.embednorm.spark.EmbedNormExtensions"
 
-_DEFAULT_EPS = {"rms_norm": 1e-6, "layer_norm": 1e-5, "l2_normalize": 1e-12}
+_DEFAULT_EPS = {
+    "rms_norm": 1e-6,
+    "layer_norm": 1e-5,
+    "l2_normalize": 1e-12,
+    "l1_normalize": 1e-12,
+    "linf_normalize": 1e-12,
+}
 
 
 def find_jar():
@@ -110,6 +126,79 @@ def log_softmax(col):
 def l2_normalize(col, eps=None):
     """``l2_normalize(x [, eps])``: x / max(‖x‖₂, eps); eps 1e-12."""
     return _call("l2_normalize", col, eps)
+
+
+def l1_normalize(col, eps=None):
+    """``l1_normalize(x [, eps])``: x / max(Σ|x|, eps); eps 1e-12."""
+    return _call("l1_normalize", col, eps)
+
+
+def linf_normalize(col, eps=None):
+    """``linf_normalize(x [, eps])``: x / max(max|x|, eps); eps 1e-12."""
+    return _call("linf_normalize", col, eps)
+
+
+def lp_normalize(col, p, eps=None):
+    """``lp_normalize(x, p [, eps])``: l1, l2 or l_inf normalization for p = 1, 2 or infinity.
+
+    ``p`` is a number (``float("inf")`` for infinity) or a column.
+    """
+    arguments = [_column(col), _number(p)]
+    if eps is not None:
+        arguments.append(F.lit(float(eps)))
+    return F.call_function("lp_normalize", *arguments)
+
+
+def vector_norm(col, p=None):
+    """``vector_norm(x [, p])``: ‖x‖_p of each row, p 2 by default (Spark's own on Spark 4.2)."""
+    arguments = [_column(col)] if p is None else [_column(col), _number(p)]
+    return F.call_function("vector_norm", *arguments)
+
+
+def quantize_int8(col):
+    """``quantize_int8(x)``: ``struct<values: binary, scale: float>``, scale = max|x| / 127."""
+    return F.call_function("quantize_int8", _column(col))
+
+
+def quantize_binary(col):
+    """``quantize_binary(x)``: one sign bit an element (1 where x ≥ 0), little-endian in bytes."""
+    return F.call_function("quantize_binary", _column(col))
+
+
+def to_float16(col):
+    """``to_float16(x)``: 2 little-endian bytes an element, rounded to nearest even."""
+    return F.call_function("to_float16", _column(col))
+
+
+def to_bfloat16(col):
+    """``to_bfloat16(x)``: 2 little-endian bytes an element, rounded to nearest even."""
+    return F.call_function("to_bfloat16", _column(col))
+
+
+def dequantize_int8(col):
+    """``dequantize_int8(s)``: ``array<float>`` of q × scale from ``quantize_int8``'s struct."""
+    return F.call_function("dequantize_int8", _column(col))
+
+
+def causal_conv(col, w, eps=None):
+    """``causal_conv(sequence, w [, eps])``: the RWKV causal depthwise convolution.
+
+    ``sequence`` is ``array<array<float>>`` (T steps of C channels); ``w`` is C rows of T_w
+    weights, a column or nested Python lists.
+    """
+    kernel = w if isinstance(w, Column) else F.array(*[_array(row) for row in w])
+    arguments = [_column(col), kernel]
+    if eps is not None:
+        arguments.append(F.lit(float(eps)))
+    return F.call_function("causal_conv", *arguments)
+
+
+def _column(col):
+    return F.col(col) if isinstance(col, str) else col
+
+
+def _number(value):
+    return value if isinstance(value, Column) else F.lit(float(value))
 
 
 def _call(name, col, eps=None, *arrays):

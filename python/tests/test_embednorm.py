@@ -2,7 +2,8 @@
 
 Each scenario runs in its own Python process, so each gets its own driver JVM:
 - configure: a new session built with embednorm.configure(builder): F.expr, F.call_function and
-  the helper's column functions, on the columnar operator;
+  the helper's column functions, on the columnar operator; vector_norm, and quantize_int8 read
+  back through dequantize_int8;
 - register: a session with the jar but without the extension, registered late with
   embednorm.register(spark), on the row path.
 
@@ -65,6 +66,16 @@ def log_softmax(x):
 def l2_normalize(x, eps=1e-12):
     norm = math.sqrt(sum(v * v for v in x))
     return [v / max(norm, eps) for v in x]
+
+
+def l1_normalize(x, eps=1e-12):
+    total = sum(abs(v) for v in x)
+    return [v / max(total, eps) for v in x]
+
+
+def linf_normalize(x, eps=1e-12):
+    largest = max(abs(v) for v in x)
+    return [v / max(largest, eps) for v in x]
 
 
 def check_row(context, actual, expected, bound):
@@ -142,6 +153,16 @@ def cases(seed):
             ("embednorm.l2_normalize(eps=2.0)",
              lambda: embednorm.l2_normalize("embedding", eps=2.0),
              lambda x: l2_normalize(x, 2.0), element_type),
+            ("embednorm.l1_normalize", lambda: embednorm.l1_normalize("embedding"),
+             l1_normalize, element_type),
+            ("embednorm.linf_normalize(eps=0.5)",
+             lambda: embednorm.linf_normalize("embedding", eps=0.5),
+             lambda x: linf_normalize(x, 0.5), element_type),
+            ("embednorm.lp_normalize(p=1)", lambda: embednorm.lp_normalize("embedding", 1),
+             l1_normalize, element_type),
+            ("embednorm.lp_normalize(p=inf)",
+             lambda: embednorm.lp_normalize("embedding", float("inf")), linf_normalize,
+             element_type),
         ]
     # Weights of one width: these cases run on the rows of the widest width only.
     width = max(WIDTHS)
@@ -188,12 +209,44 @@ def check_cases(spark, seed, path):
     return checked
 
 
+def check_norms_and_int8(spark, seed):
+    """vector_norm against the float64 norm (within the float bound), and quantize_int8 then
+    dequantize_int8: every element within half a quantization step of the input."""
+    import embednorm
+
+    rows = sample_rows(seed)
+    result = frame(spark, rows, "float").select(
+        "id",
+        embednorm.vector_norm("embedding").alias("norm"),
+        embednorm.quantize_int8("embedding").alias("q"),
+        embednorm.dequantize_int8(embednorm.quantize_int8("embedding")).alias("back"),
+    )
+    checked = 0
+    for row in result.collect():
+        x = rows[row["id"]]
+        context = f"seed {seed}, row {row['id']} (width {len(x)})"
+        norm = math.sqrt(sum(v * v for v in x))
+        if not abs(row["norm"] - norm) <= 1e-6 * norm:
+            raise AssertionError(f"{context}: vector_norm {row['norm']!r}, reference {norm!r}")
+        scale = max(abs(v) for v in x) / 127.0
+        if not abs(row["q"]["scale"] - scale) <= 1e-6 * scale:
+            raise AssertionError(f"{context}: scale {row['q']['scale']!r}, reference {scale!r}")
+        if len(row["q"]["values"]) != len(x):
+            raise AssertionError(f"{context}: {len(row['q']['values'])} int8 values")
+        for index, (y, v) in enumerate(zip(row["back"], x)):
+            if not abs(y - v) <= (0.5 + 1e-4) * scale:
+                raise AssertionError(f"{context}: element {index} dequantized {y!r}, input {v!r}")
+        checked += 3
+    return checked
+
+
 def scenario_configure(seed):
     import embednorm
 
     spark = embednorm.configure(new_builder()).getOrCreate()
     try:
-        checked = check_cases(spark, seed, "columnar")
+        checked = check_norms_and_int8(spark, seed)
+        checked += check_cases(spark, seed, "columnar")
         print(f"configure: {checked} results match the reference (seed {seed})")
     finally:
         spark.stop()
