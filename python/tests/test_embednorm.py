@@ -211,8 +211,10 @@ def check_cases(spark, seed, path):
 
 def check_norms_and_int8(spark, seed):
     """vector_norm against the float64 norm (within the float bound), and quantize_int8 then
-    dequantize_int8: every element within half a quantization step of the input."""
+    dequantize_int8: every element within half a quantization step of the input; causal_conv on
+    the README's example."""
     import embednorm
+    from pyspark.sql import functions as F
 
     rows = sample_rows(seed)
     result = frame(spark, rows, "float").select(
@@ -237,7 +239,12 @@ def check_norms_and_int8(spark, seed):
             if not abs(y - v) <= (0.5 + 1e-4) * scale:
                 raise AssertionError(f"{context}: element {index} dequantized {y!r}, input {v!r}")
         checked += 3
-    return checked
+    # causal_conv: out[t] = Σ_{u≤t} w[T_w−1−(t−u)]·k[u]; with k = [1, 2] and w = [10, 1]: [1, 12].
+    sequence = F.array(F.array(F.lit(1.0)), F.array(F.lit(2.0))).cast("array<array<float>>")
+    mixed = spark.range(1).select(embednorm.causal_conv(sequence, [[10.0, 1.0]]).alias("y"))
+    if [list(step) for step in mixed.first()["y"]] != [[1.0], [12.0]]:
+        raise AssertionError(f"causal_conv gave {mixed.first()['y']}, reference [[1.0], [12.0]]")
+    return checked + 1
 
 
 def scenario_configure(seed):
