@@ -221,14 +221,13 @@ public final class ArrowNormalizer implements AutoCloseable {
       throw new EmbedNormException(
           "Cannot normalize column '" + column.name() + "': the normalizer is closed");
     }
+    NormalizationEngine engine = engines.first();
     if (runsOnCpu(column)) {
       metrics.addSmallCallOnCpu();
-      return new ChunkedNormalization(
-              cpuFallback(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
-          .normalize(column, allocator, firstRowIndex, metrics);
+      engine = cpuFallback();
     }
     return new ChunkedNormalization(
-            engines.first(), gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
+            engine, gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
         .normalize(column, allocator, firstRowIndex, metrics);
   }
 

@@ -30,9 +30,7 @@ public final class EncodingReference {
         NarrowReference reference =
             encoding == Encoding.FLOAT16 ? NarrowReference.FLOAT16 : NarrowReference.BFLOAT16;
         for (int i = 0; i < width; i++) {
-          int low = actual.get(actualOffset + 2 * i) & 0xff;
-          int high = actual.get(actualOffset + 2 * i + 1) & 0xff;
-          short bits = (short) (low | high << 8);
+          short bits = narrowBits(actual, actualOffset, i);
           double value = y[offset + i];
           if (Double.isNaN(value)) {
             assertThat(reference.isNaN(bits)).as("%s element %d of NaN", context, i).isTrue();
@@ -88,10 +86,7 @@ public final class EncodingReference {
         NarrowReference reference =
             encoding == Encoding.FLOAT16 ? NarrowReference.FLOAT16 : NarrowReference.BFLOAT16;
         for (int i = 0; i < width; i++) {
-          short bits =
-              (short)
-                  ((actual.get(actualOffset + 2 * i) & 0xff)
-                      | (actual.get(actualOffset + 2 * i + 1) & 0xff) << 8);
+          short bits = narrowBits(actual, actualOffset, i);
           double value = y[offset + i];
           if (Double.isNaN(value)) {
             assertThat(reference.isNaN(bits)).as("%s element %d of NaN", context, i).isTrue();
@@ -148,6 +143,13 @@ public final class EncodingReference {
         }
       }
     }
+  }
+
+  /** Element {@code index} of a row of 2-byte little-endian values at {@code offset}. */
+  private static short narrowBits(ByteBuffer actual, int offset, int index) {
+    int low = actual.get(offset + 2 * index) & 0xff;
+    int high = actual.get(offset + 2 * index + 1) & 0xff;
+    return (short) (low | high << 8);
   }
 
   private static void assertInt8(
