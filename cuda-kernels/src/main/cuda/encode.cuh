@@ -43,11 +43,18 @@ __device__ __forceinline__ float int8_scale(float largest) {
   return largest <= 3.40282347e38f ? __fdiv_rn(largest, 127.0f) : __uint_as_float(kCanonicalNaN);
 }
 
-// q = round-half-even(y / scale) clamped to [-127, 127]; 0 where the scale is 0 or NaN.
-__device__ __forceinline__ unsigned int8_code(float y, float scale) {
+// q = round-half-even(y / scale) clamped to [-127, 127]; 0 where the scale is 0 or NaN. `inverse`
+// is 1 / scale rounded: y * inverse is within 2^-16 of the rounded quotient for |q| <= 128, so it
+// rounds to the same integer (never past 127) unless it lies within 2^-14 of a half-way point or
+// is not finite (a subnormal scale), and only those take the division.
+__device__ __forceinline__ unsigned int8_code(float y, float scale, float inverse) {
   if (!(scale > 0.0f)) return 0u;
-  const float q = fminf(127.0f, fmaxf(-127.0f, rintf(__fdiv_rn(y, scale))));
-  return static_cast<unsigned>(static_cast<int>(q)) & 0xffu;
+  const float quotient = y * inverse;
+  int q = __float2int_rn(quotient);
+  if (!(fabsf(quotient - static_cast<float>(q)) < 0.5f - 0x1p-14f)) {
+    q = __float2int_rn(fminf(127.0f, fmaxf(-127.0f, __fdiv_rn(y, scale))));
+  }
+  return static_cast<unsigned>(q) & 0xffu;
 }
 
 // |y| for the int8 scale's NaN-propagating max (a padding 0 changes nothing).
@@ -57,20 +64,21 @@ __device__ __forceinline__ float magnitude(float y) { return fabsf(y); }
 // encoded bytes start at `out`; `vector`: the bytes are aligned to their size (one store).
 template <int N>
 __device__ __forceinline__ void store_codes(const float (&y)[N], int encoding, float scale,
-                                            unsigned char* out, int col, int n, bool vector) {
+                                            float inverse, unsigned char* out, int col, int n,
+                                            bool vector) {
   if (encoding == kEncodeInt8) {
     if constexpr (N == 4) {
       if (vector && col + 4 <= n) {
         unsigned word = 0;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) word |= int8_code(y[k], scale) << (8 * k);
+        for (int k = 0; k < 4; ++k) word |= int8_code(y[k], scale, inverse) << (8 * k);
         *reinterpret_cast<unsigned*>(out + col) = word;
         return;
       }
     }
 #pragma unroll
     for (int k = 0; k < N; ++k) {
-      if (col + k < n) out[col + k] = static_cast<unsigned char>(int8_code(y[k], scale));
+      if (col + k < n) out[col + k] = static_cast<unsigned char>(int8_code(y[k], scale, inverse));
     }
     return;
   }
@@ -95,9 +103,104 @@ __device__ __forceinline__ void store_codes(const float (&y)[N], int encoding, f
 }
 
 // ---------------------------------------------------------------------------------------------
-// Warp path: the op's own warp reduction (warp_normalize, one row a lane), then the encoding from
+// Warp path: the op's own warp reduction (warp_normalize, one row a group), then the encoding from
 // registers. PACK 4: 16-byte loads, rows aligned with widths a multiple of 4, `group` lanes a row;
-// PACK 1: any rows, a warp a row (group 32).
+// PACK 1: any rows, a warp a row (group 32). (Two and four rows a lane at once, loads in flight
+// before the first reduction as the unfused kernels take them, measured no faster at width 128.)
+
+// Encodes one row slice x (this lane's elements of row `row`, n of them; n == 0 for no row).
+template <int OP, int PACK, int PACKS>
+__device__ __forceinline__ void encode_warp_row(
+    float (&x)[PACK * PACKS], const float* __restrict__ input, unsigned char* __restrict__ values,
+    float* __restrict__ scales, const long long* __restrict__ value_starts, long long row,
+    bool active, long long start, int n, int width, int group, int group_lane, int lane, double eps,
+    const float* __restrict__ weight, const float* __restrict__ bias, int encoding) {
+  bool use_double;
+  double scale_double, shift_double;
+  warp_normalize<OP, float, float, PACK, PACKS>(x, input + start, n, group, group_lane, lane, eps,
+                                                use_double, scale_double, shift_double);
+  // y as the unfused warp kernel stores it: the float64 fallback's rows, then weight and bias.
+  float largest = 0.0f;
+#pragma unroll
+  for (int p = 0; p < PACKS; ++p) {
+    const int col = column<PACK>(p, 0, group, group_lane);
+#pragma unroll
+    for (int k = 0; k < PACK; ++k) {
+      float value = x[p * PACK + k];
+      if (col < n) {
+        if (use_double) {
+          value = static_cast<float>(
+              (static_cast<double>(input[start + col + k]) - shift_double) * scale_double);
+        }
+        if (weight != nullptr) value *= weight[col + k];
+        if (bias != nullptr) value += bias[col + k];
+        largest = max_nan(largest, magnitude(value));
+      } else {
+        value = 0.0f;
+      }
+      x[p * PACK + k] = value;
+    }
+  }
+  const long long value_start = value_starts == nullptr ? 0 : (active ? value_starts[row] : 0);
+  if (encoding == kEncodeBinary) {
+    unsigned char* out =
+        values + (value_starts == nullptr ? row * static_cast<long long>((width + 7) / 8)
+                                          : value_start);
+    if constexpr (PACK == 1) {
+      // group 32: lane l holds column p * 32 + l; a ballot gathers 8 columns a byte.
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        const int col = p * 32 + lane;
+        const unsigned bits = __ballot_sync(0xffffffffu, col < n && x[p] >= 0.0f);
+        if (col < n && (lane & 7) == 0) out[col >> 3] = static_cast<unsigned char>(bits >> lane);
+      }
+    } else {
+      // 4 columns a pack: pack j's nibble goes to byte j / 2, the high half for odd j.
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        unsigned nibble = 0;
+#pragma unroll
+        for (int k = 0; k < 4; ++k) nibble |= (x[p * 4 + k] >= 0.0f ? 1u : 0u) << k;
+        const int col = column<PACK>(p, 0, group, group_lane);
+        if (col >= n) nibble = 0;
+        if (group > 1) {
+          const unsigned other = __shfl_xor_sync(0xffffffffu, nibble, 1);
+          if ((group_lane & 1) == 0 && col < n) {
+            out[col >> 3] = static_cast<unsigned char>(nibble | other << 4);
+          }
+        } else if (col < n) {
+          // one lane a row: packs p and p + 1 are neighbours
+          if ((p & 1) == 0) {
+            out[col >> 3] = static_cast<unsigned char>(nibble);
+          } else {
+            out[col >> 3] |= static_cast<unsigned char>(nibble << 4);
+          }
+        }
+      }
+    }
+    return;
+  }
+  float scale = 1.0f;
+  if (encoding == kEncodeInt8) {
+    scale = int8_scale(group_max(largest, group));
+    if (active && group_lane == 0) scales[row] = scale;
+  }
+  const float inverse = __frcp_rn(scale);
+  const int element_bytes = encoding == kEncodeInt8 ? 1 : 2;
+  unsigned char* out =
+      values + (value_starts == nullptr ? row * static_cast<long long>(width) * element_bytes
+                                        : value_start);
+#pragma unroll
+  for (int p = 0; p < PACKS; ++p) {
+    const int col = column<PACK>(p, 0, group, group_lane);
+    if (col < n) {
+      float y[PACK];
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) y[k] = x[p * PACK + k];
+      store_codes<PACK>(y, encoding, scale, inverse, out, col, n, PACK == 4);
+    }
+  }
+}
 
 template <int OP, int PACK, int PACKS>
 __device__ __forceinline__ void encode_warp_rows(
@@ -130,91 +233,8 @@ __device__ __forceinline__ void encode_warp_rows(
         for (int k = 0; k < PACK; ++k) x[p * PACK + k] = 0.0f;
       }
     }
-    bool use_double;
-    double scale_double, shift_double;
-    warp_normalize<OP, float, float, PACK, PACKS>(x, input + start, n, group, group_lane, lane, eps,
-                                                  use_double, scale_double, shift_double);
-    // y as the unfused warp kernel stores it: the float64 fallback's rows, then weight and bias.
-    float largest = 0.0f;
-#pragma unroll
-    for (int p = 0; p < PACKS; ++p) {
-      const int col = column<PACK>(p, 0, group, group_lane);
-#pragma unroll
-      for (int k = 0; k < PACK; ++k) {
-        float value = x[p * PACK + k];
-        if (col < n) {
-          if (use_double) {
-            value = static_cast<float>(
-                (static_cast<double>(input[start + col + k]) - shift_double) * scale_double);
-          }
-          if (weight != nullptr) value *= weight[col + k];
-          if (bias != nullptr) value += bias[col + k];
-          largest = max_nan(largest, magnitude(value));
-        } else {
-          value = 0.0f;
-        }
-        x[p * PACK + k] = value;
-      }
-    }
-    const long long value_start =
-        value_starts == nullptr ? 0 : (active ? value_starts[row] : 0);
-    if (encoding == kEncodeBinary) {
-      unsigned char* out = values + (value_starts == nullptr
-                                         ? row * static_cast<long long>((width + 7) / 8)
-                                         : value_start);
-      if constexpr (PACK == 1) {
-        // group 32: lane l holds column p * 32 + l; a ballot gathers 8 columns a byte.
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-          const int col = p * 32 + lane;
-          const unsigned bits = __ballot_sync(0xffffffffu, col < n && x[p] >= 0.0f);
-          if (col < n && (lane & 7) == 0) out[col >> 3] = static_cast<unsigned char>(bits >> lane);
-        }
-      } else {
-        // 4 columns a pack: pack j's nibble goes to byte j / 2, the high half for odd j.
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-          unsigned nibble = 0;
-#pragma unroll
-          for (int k = 0; k < 4; ++k) nibble |= (x[p * 4 + k] >= 0.0f ? 1u : 0u) << k;
-          const int col = column<PACK>(p, 0, group, group_lane);
-          if (col >= n) nibble = 0;
-          if (group > 1) {
-            const unsigned other = __shfl_xor_sync(0xffffffffu, nibble, 1);
-            if ((group_lane & 1) == 0 && col < n) {
-              out[col >> 3] = static_cast<unsigned char>(nibble | other << 4);
-            }
-          } else if (col < n) {
-            // one lane a row: packs p and p + 1 are neighbours
-            if ((p & 1) == 0) {
-              out[col >> 3] = static_cast<unsigned char>(nibble);
-            } else {
-              out[col >> 3] |= static_cast<unsigned char>(nibble << 4);
-            }
-          }
-        }
-      }
-      continue;
-    }
-    float scale = 1.0f;
-    if (encoding == kEncodeInt8) {
-      scale = int8_scale(group_max(largest, group));
-      if (active && group_lane == 0) scales[row] = scale;
-    }
-    const int element_bytes = encoding == kEncodeInt8 ? 1 : 2;
-    unsigned char* out =
-        values + (value_starts == nullptr ? row * static_cast<long long>(width) * element_bytes
-                                          : value_start);
-#pragma unroll
-    for (int p = 0; p < PACKS; ++p) {
-      const int col = column<PACK>(p, 0, group, group_lane);
-      if (col < n) {
-        float y[PACK];
-#pragma unroll
-        for (int k = 0; k < PACK; ++k) y[k] = x[p * PACK + k];
-        store_codes<PACK>(y, encoding, scale, out, col, n, PACK == 4);
-      }
-    }
+    encode_warp_row<OP, PACK, PACKS>(x, input, values, scales, value_starts, row, active, start, n,
+                                     width, group, group_lane, lane, eps, weight, bias, encoding);
   }
 }
 
@@ -407,16 +427,238 @@ __device__ __forceinline__ void encode_block_rows(
         row_scale = int8_scale(block_reduce<C, true>(largest, scratch));
         if (thread == 0) scales[row] = row_scale;
       }
+      const float inverse = __frcp_rn(row_scale);
       const bool vector =
           (reinterpret_cast<unsigned long long>(out) & (encoding == kEncodeInt8 ? 3 : 7)) == 0;
       for (int col = 4 * thread; col < n; col += 4 * threads) {
         float y[4];
 #pragma unroll
         for (int k = 0; k < 4; ++k) y[k] = col + k < n ? result(col + k) : 0.0f;
-        store_codes<4>(y, encoding, row_scale, out, col, n, vector);
+        store_codes<4>(y, encoding, row_scale, inverse, out, col, n, vector);
       }
     }
     __syncthreads();  // the cache is rewritten by the block's next row
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Register path: aligned rows of 513 to 4096 elements, a block a row, the row in registers (PACKS
+// 16-byte packs a thread: pack p of thread t holds columns 4 (p * threads + t) ...), one pass over
+// the row in device memory, a block for each row (one pass over the batch). The statistics are the
+// warp path's, over the block. Against the warp kernels at 768 and the block kernel at 4096 on an
+// H200: 14-25 points of a device copy faster; capped at 40 registers (six blocks of 256 an SM),
+// which ran 6-9 points faster than 64; prefetching a block's next row into registers on a resident
+// grid ran slower than both.
+
+template <int OP, int PACKS>
+__device__ __forceinline__ void encode_register_rows(
+    const float* __restrict__ input, unsigned char* __restrict__ values, float* __restrict__ scales,
+    const long long* __restrict__ offsets, const long long* __restrict__ value_starts,
+    long long rows, int width, double eps, const float* __restrict__ weight,
+    const float* __restrict__ bias, int encoding) {
+  constexpr int PACK = 4;
+  constexpr int kCols = PACK * PACKS;
+  __shared__ float scratch[32];
+  __shared__ double scratch_double[32];
+  __shared__ float first;
+  const int thread = static_cast<int>(threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x);
+  const float epsilon = static_cast<float>(eps);
+  auto col_of = [&](int p) { return (p * threads + thread) * PACK; };
+
+  for (long long row = blockIdx.x; row < rows; row += gridDim.x) {
+    const long long start = row_start<float>(offsets, row, width);
+    const int n = row_width(offsets, row, width);
+    float x[kCols];
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+      if (col_of(p) < n) {
+        const Pack<float, PACK> pack =
+            *reinterpret_cast<const Pack<float, PACK>*>(input + start + col_of(p));
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) x[p * PACK + k] = pack.values[k];
+      } else {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) x[p * PACK + k] = 0.0f;
+      }
+    }
+    // y = x * scale (or the op's float expression), or ((double) x - offset) * scale_double for
+    // rows the float statistics cannot hold.
+    bool exact = false;
+    double offset = 0, scale_double = 0;
+    if constexpr (OP == kRmsNorm || lp_norm(OP)) {
+      float squares = 0;
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) squares = norm_combine<OP>(squares, norm_term<OP>(x[i]));
+      squares = OP == kLinfNormalize ? block_reduce<float, true>(squares, scratch)
+                                     : block_reduce<float, false>(squares, scratch);
+      if (n > 0 && !safe_squares(squares, eps, OP == kRmsNorm ? 0x1p-60 : 0x1p-40)) {
+        exact = true;
+        double statistic = 0;
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) {
+          statistic = norm_combine<OP>(statistic, norm_term<OP>(static_cast<double>(x[i])));
+        }
+        statistic = OP == kLinfNormalize ? block_reduce<double, true>(statistic, scratch_double)
+                                         : block_reduce<double, false>(statistic, scratch_double);
+        scale_double = lp_norm(OP) ? 1.0 / max_nan(norm_of<OP>(statistic), eps)
+                                   : 1.0 / sqrt(statistic / n + eps);
+      }
+      const float scale = OP == kRmsNorm ? 1.0f / sqrt_c(squares / n + epsilon)
+                                         : 1.0f / max_nan(norm_of<OP>(squares), epsilon);
+#pragma unroll
+      for (int i = 0; i < kCols; ++i) x[i] *= scale;
+    } else if constexpr (OP == kLayerNorm) {
+      if (thread == 0) first = x[0];
+      __syncthreads();
+      const float shift = first;
+      float sum = 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          if (col_of(p) < n) sum += x[p * PACK + k] - shift;
+        }
+      }
+      const float mean = block_reduce<float, false>(sum, scratch) / n;
+      float squares = 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          const float centered = (x[p * PACK + k] - shift) - mean;
+          if (col_of(p) < n) squares += centered * centered;
+        }
+      }
+      squares = block_reduce<float, false>(squares, scratch);
+      if (n > 0 && (!(mean == mean && mean <= 0x1p100f && mean >= -0x1p100f) ||
+                    !safe_squares(squares, eps, 0x1p-60))) {
+        exact = true;
+        double exact_sum = 0;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            if (col_of(p) < n) exact_sum += static_cast<double>(x[p * PACK + k]) - shift;
+          }
+        }
+        offset = static_cast<double>(shift) +
+                 block_reduce<double, false>(exact_sum, scratch_double) / n;
+        double statistic = 0;
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            const double centered = static_cast<double>(x[p * PACK + k]) - offset;
+            if (col_of(p) < n) statistic += centered * centered;
+          }
+        }
+        statistic = block_reduce<double, false>(statistic, scratch_double);
+        scale_double = 1.0 / sqrt(statistic / n + eps);
+      }
+      const float scale = 1.0f / sqrt_c(squares / n + epsilon);
+      if (!exact) {
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) x[i] = ((x[i] - shift) - mean) * scale;
+      }
+    } else {
+      float maximum = -INFINITY;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) {
+          if (col_of(p) < n) maximum = max_elements(maximum, x[p * PACK + k]);
+        }
+      }
+      maximum = block_reduce<float, true>(maximum, scratch);
+      float sum = 0;
+      if constexpr (OP == kSoftmax) {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            x[p * PACK + k] = exp_c(x[p * PACK + k] - maximum);
+            if (col_of(p) < n) sum += x[p * PACK + k];
+          }
+        }
+        const float inverse = 1.0f / block_reduce<float, false>(sum, scratch);
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) x[i] *= inverse;
+      } else {
+#pragma unroll
+        for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) {
+            if (col_of(p) < n) sum += exp_c(x[p * PACK + k] - maximum);
+          }
+        }
+        const float log_sum = log_c(block_reduce<float, false>(sum, scratch));
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) x[i] = (x[i] - maximum) - log_sum;
+      }
+    }
+    float largest = 0.0f;
+#pragma unroll
+    for (int p = 0; p < PACKS; ++p) {
+#pragma unroll
+      for (int k = 0; k < PACK; ++k) {
+        const int col = col_of(p) + k;
+        float value = x[p * PACK + k];
+        if (col < n) {
+          if (exact) {
+            // x was scaled in float before the test: re-read the row's input for its bits
+            value = static_cast<float>(
+                (static_cast<double>(input[start + col]) - offset) * scale_double);
+          }
+          if (weight != nullptr) value *= weight[col];
+          if (bias != nullptr) value += bias[col];
+          largest = max_nan(largest, magnitude(value));
+        } else {
+          value = 0.0f;
+        }
+        x[p * PACK + k] = value;
+      }
+    }
+    const long long value_start = value_starts == nullptr ? 0 : value_starts[row];
+    if (encoding == kEncodeBinary) {
+      unsigned char* out =
+          values + (value_starts == nullptr ? row * static_cast<long long>((width + 7) / 8)
+                                            : value_start);
+      // pack j's nibble goes to byte j / 2: neighbouring threads hold neighbouring packs
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        unsigned nibble = 0;
+#pragma unroll
+        for (int k = 0; k < PACK; ++k) nibble |= (x[p * PACK + k] >= 0.0f ? 1u : 0u) << k;
+        if (col_of(p) >= n) nibble = 0;
+        const unsigned other = __shfl_xor_sync(0xffffffffu, nibble, 1);
+        if ((thread & 1) == 0 && col_of(p) < n) {
+          out[col_of(p) >> 3] = static_cast<unsigned char>(nibble | other << 4);
+        }
+      }
+    } else {
+      float scale = 1.0f;
+      if (encoding == kEncodeInt8) {
+        scale = int8_scale(block_reduce<float, true>(largest, scratch));
+        if (thread == 0) scales[row] = scale;
+      }
+      const float inverse = __frcp_rn(scale);
+      const int element_bytes = encoding == kEncodeInt8 ? 1 : 2;
+      unsigned char* out =
+          values + (value_starts == nullptr ? row * static_cast<long long>(width) * element_bytes
+                                            : value_start);
+      const bool vector =
+          (reinterpret_cast<unsigned long long>(out) & (encoding == kEncodeInt8 ? 3 : 7)) == 0;
+#pragma unroll
+      for (int p = 0; p < PACKS; ++p) {
+        if (col_of(p) < n) {
+          float y[PACK];
+#pragma unroll
+          for (int k = 0; k < PACK; ++k) y[k] = x[p * PACK + k];
+          store_codes<PACK>(y, encoding, scale, inverse, out, col_of(p), n, vector);
+        }
+      }
+    }
   }
 }
 

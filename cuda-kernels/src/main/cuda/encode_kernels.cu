@@ -9,6 +9,8 @@
 // row) and its bytes at value_starts[r]. scales (int8 only) takes one float a row.
 //   embednorm_encode_warp_<op>_p<PACK>_c<PACKS>: `group` lanes a row (PACK 4: aligned rows whose
 //     widths are multiples of 4; PACK 1: group 32), up to 32 * PACK * PACKS elements a row.
+//   embednorm_encode_registers_<op>: aligned rows of 513 to 4096 elements, a block of up to 256
+//     threads a row, 4 packs a thread, the row in registers.
 //   embednorm_encode_block_<op>_cached / _uncached: a block a row, cached in shared memory or not.
 
 #include "encode.cuh"
@@ -25,6 +27,14 @@ using namespace embednorm;
       embednorm_encode_warp_##OP_NAME##_p##PACK##_c##PACKS EMBEDNORM_ENCODE_SIGNATURE {         \
     encode_warp_rows<OP, PACK, PACKS>(input, values, scales, offsets, value_starts, rows,       \
                                       width, group, eps, weight, bias, encoding);               \
+  }
+
+#define EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP)                                                 \
+  extern "C" __global__ void __launch_bounds__(256, 6)                                          \
+      embednorm_encode_registers_##OP_NAME EMBEDNORM_ENCODE_SIGNATURE {                         \
+    (void)group;                                                                                \
+    encode_register_rows<OP, 4>(input, values, scales, offsets, value_starts, rows, width, eps, \
+                                weight, bias, encoding);                                        \
   }
 
 #define EMBEDNORM_ENCODE_BLOCK(OP_NAME, OP, SUFFIX, CACHED)                                     \
@@ -44,6 +54,7 @@ using namespace embednorm;
   EMBEDNORM_ENCODE_WARP(OP_NAME, OP, 4, 2)                                                      \
   EMBEDNORM_ENCODE_WARP(OP_NAME, OP, 4, 4)                                                      \
   EMBEDNORM_ENCODE_WARP(OP_NAME, OP, 4, 8)                                                      \
+  EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP)                                                       \
   EMBEDNORM_ENCODE_BLOCK(OP_NAME, OP, _cached, true)                                            \
   EMBEDNORM_ENCODE_BLOCK(OP_NAME, OP, _uncached, false)
 

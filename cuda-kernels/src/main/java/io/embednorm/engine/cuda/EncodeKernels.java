@@ -26,8 +26,9 @@ import jcuda.driver.CUstream;
  * rows in device memory to their {@link Encoding} (layout in {@link
  * io.embednorm.engine.EncodedRows}), the float32 result never written. Rows of up to 1024 elements
  * whose starts and widths are multiples of 4, or up to 256 otherwise, take the warp kernels, which
- * reduce as the op's warp kernels do; wider rows a block a row, cached in shared memory where it
- * fits. Holds no device memory; thread-safe; loaded once per device.
+ * reduce as the op's warp kernels do, but such rows of 513 to 4096 elements a block a row in
+ * registers; other wider rows a block a row, cached in shared memory where it fits. Holds no device
+ * memory; thread-safe; loaded once per device.
  */
 public final class EncodeKernels {
   /** Where the Maven build puts the fatbin (cuda-kernels/pom.xml). */
@@ -37,6 +38,17 @@ public final class EncodeKernels {
   private static final int WARP_BLOCK = 256;
   private static final int PACK = 4;
   private static final int[] PACKS = {1, 2, 4, 8};
+
+  /** Packs a lane of the warp kernels for aligned rows of up to 128 packs. */
+  private static final int NARROW_LANE_PACKS = 4;
+
+  /**
+   * Aligned rows of these widths take the register kernels, 16 elements a thread, a block a row.
+   */
+  private static final int REGISTER_MIN_WIDTH = 513;
+
+  private static final int REGISTER_MAX_WIDTH = 4096;
+  private static final int REGISTER_THREAD_ELEMENTS = 16;
 
   private final CudaContext context;
   private final CUmodule module = new CUmodule();
@@ -113,10 +125,21 @@ public final class EncodeKernels {
     int block;
     int sharedBytes = 0;
     long rowsPerBlock;
-    if (rows.aligned() && width <= 32 * PACK * PACKS[PACKS.length - 1]) {
+    boolean onePass = false;
+    if (rows.aligned() && width >= REGISTER_MIN_WIDTH && width <= REGISTER_MAX_WIDTH) {
+      group = 1;
+      int threads = (width + REGISTER_THREAD_ELEMENTS - 1) / REGISTER_THREAD_ELEMENTS;
+      block = (threads + 31) / 32 * 32;
+      name = "embednorm_encode_registers_" + op;
+      rowsPerBlock = 1;
+      onePass = true;
+    } else if (rows.aligned() && width <= 32 * PACK * PACKS[PACKS.length - 1]) {
       int packsPerRow = Math.max(1, (width + PACK - 1) / PACK);
-      int packs = lanePacks(packsPerRow);
-      group = packsPerRow <= 32 ? Integer.highestOneBit(packsPerRow * 2 - 1) : 32;
+      // Narrow rows still take 4 packs a lane, over fewer lanes: a row's reductions and encoding
+      // set-up then serve 16 values a lane (the kernels are bound by instructions there).
+      int packs =
+          Math.max(lanePacks(packsPerRow), Math.min(NARROW_LANE_PACKS, powerOfTwo(packsPerRow)));
+      group = Math.min(32, powerOfTwo((packsPerRow + packs - 1) / packs));
       name = "embednorm_encode_warp_" + op + "_p" + PACK + "_c" + packs;
       block = WARP_BLOCK;
       rowsPerBlock = (WARP_BLOCK / 32L) * (32 / group);
@@ -139,7 +162,7 @@ public final class EncodeKernels {
     cuOccupancyMaxActiveBlocksPerMultiprocessor(resident, function, block, sharedBytes);
     long held = (long) Math.max(1, resident[0]) * context.multiprocessors();
     long needed = (rows.rows() + rowsPerBlock - 1) / rowsPerBlock;
-    int grid = (int) Math.max(1, Math.min(needed, held));
+    int grid = (int) Math.max(1, Math.min(needed, onePass ? Integer.MAX_VALUE : held));
     double epsilon = normalization.op().takesEpsilon() ? normalization.epsilon() : 0;
     Pointer parameters =
         Pointer.to(
@@ -156,6 +179,11 @@ public final class EncodeKernels {
             Pointer.to(bias),
             Pointer.to(new int[] {encoding.ordinal()}));
     cuLaunchKernel(function, grid, 1, 1, block, 1, 1, sharedBytes, stream, parameters, null);
+  }
+
+  /** The least power of two at or above {@code value} (at least 1). */
+  private static int powerOfTwo(int value) {
+    return Integer.highestOneBit(Math.max(1, value) * 2 - 1);
   }
 
   /** The fewest packs a lane (1, 2, 4 or 8) that hold {@code packsPerRow} over 32 lanes. */

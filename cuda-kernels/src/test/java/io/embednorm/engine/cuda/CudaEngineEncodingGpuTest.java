@@ -31,14 +31,15 @@ import org.junit.jupiter.params.provider.MethodSource;
  * op, encoding and row, the encoding of a float32 result within a few ulps of the one the unfused
  * GPU op gives that row (their sums run in another order), checked by the plain float64 reference
  * of the encodings ({@link EncodingReference#assertRowNear}): fixed-width batches of each width
- * (both warp kernels, the cached block kernel) and one ragged batch with empty (null) rows, each
- * with a zero row, a row holding NaN and one holding an infinity. Outputs are poisoned first, so an
+ * (both warp kernels, the register kernel, the cached block kernel) and ragged batches with empty
+ * (null) rows, each with a zero row, a row holding NaN, one holding an infinity and one so small
+ * that its float32 statistics underflow (the float64 fallback). Outputs are poisoned first, so an
  * unwritten byte fails. Skipped where no GPU is usable.
  */
 @Tag("gpu")
 @EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class CudaEngineEncodingGpuTest {
-  private static final int[] WIDTHS = {1, 31, 128, 768, 4096, 32768};
+  private static final int[] WIDTHS = {1, 31, 36, 128, 256, 512, 768, 1000, 4096, 4100, 32768};
 
   /**
    * How far the fused kernels' float32 results may lie from the unfused op's, relative to each
@@ -98,6 +99,11 @@ class CudaEngineEncodingGpuTest {
         offsets[row + 1] = offsets[row] + 4 * random.nextInt(100);
       }
       check(normalization, encoding, values(random, offsets), offsets, true, seed, -2);
+      // Aligned ragged rows up to 4096 wide take the register kernel, each row its own width.
+      for (int row = 0; row < rows; row++) {
+        offsets[row + 1] = offsets[row] + 4 * random.nextInt(1025);
+      }
+      check(normalization, encoding, values(random, offsets), offsets, true, seed, -3);
     }
   }
 
@@ -108,7 +114,10 @@ class CudaEngineEncodingGpuTest {
     return Normalization.of(op);
   }
 
-  /** Gaussian rows at a row-dependent magnitude; the first non-empty rows zero, NaN, infinite. */
+  /**
+   * Gaussian rows at a row-dependent magnitude; the first non-empty rows zero, NaN, infinite and
+   * tiny.
+   */
   private static float[] values(Random random, int[] offsets) {
     float[] input = new float[offsets[offsets.length - 1]];
     for (int row = 0; row + 1 < offsets.length; row++) {
@@ -118,7 +127,7 @@ class CudaEngineEncodingGpuTest {
       }
     }
     int special = 0;
-    for (int row = 0; row + 1 < offsets.length && special < 3; row++) {
+    for (int row = 0; row + 1 < offsets.length && special < 4; row++) {
       int start = offsets[row];
       int width = offsets[row + 1] - start;
       if (width == 0) {
@@ -127,7 +136,12 @@ class CudaEngineEncodingGpuTest {
       switch (special++) {
         case 0 -> Arrays.fill(input, start, start + width, 0f);
         case 1 -> input[start + random.nextInt(width)] = Float.NaN;
-        default -> input[start + random.nextInt(width)] = Float.NEGATIVE_INFINITY;
+        case 2 -> input[start + random.nextInt(width)] = Float.NEGATIVE_INFINITY;
+        default -> {
+          for (int i = start; i < start + width; i++) {
+            input[i] *= 1e-30f;
+          }
+        }
       }
     }
     return input;
