@@ -6,6 +6,7 @@ import io.embednorm.arrow.internal.MappedFileNormalization;
 import io.embednorm.arrow.internal.MappedGpuNormalization;
 import io.embednorm.arrow.internal.MappedPathUnavailable;
 import io.embednorm.arrow.internal.OutputFileCheck;
+import io.embednorm.arrow.internal.SchemaClassesWarmUp;
 import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
@@ -70,6 +71,7 @@ public final class ArrowFiles {
     Objects.requireNonNull(normalization, "normalization");
     Objects.requireNonNull(device, "device");
     Objects.requireNonNull(progress, "progress");
+    SchemaClassesWarmUp.start();
     checkOutput(input, output);
     long started = System.nanoTime();
     EngineSelection selection = FileDevices.select(input, device);

@@ -73,7 +73,7 @@ public final class Engines {
    * without kernels, no driver, no device), or null when one can.
    */
   public static String gpuUnavailableReason() {
-    return Providers.GPU_UNAVAILABLE;
+    return GpuProbe.GPU_UNAVAILABLE;
   }
 
   /**
@@ -127,15 +127,11 @@ public final class Engines {
   }
 
   /**
-   * The providers on the class path, one per device, and why no GPU engine can start, found once:
-   * neither changes while the process runs, and pinned allocations ask for every buffer.
+   * The providers on the class path, one per device, found once: they do not change while the
+   * process runs.
    */
   private static final class Providers {
     static final Map<Device, EngineProvider> ALL = load();
-    static final String GPU_UNAVAILABLE =
-        ALL.containsKey(Device.GPU)
-            ? ALL.get(Device.GPU).unavailableReason()
-            : "no CUDA engine on the class path (embednorm-cuda-kernels)";
 
     private static Map<Device, EngineProvider> load() {
       Map<Device, EngineProvider> providers = new EnumMap<>(Device.class);
@@ -145,6 +141,18 @@ public final class Engines {
       }
       return providers;
     }
+  }
+
+  /**
+   * Why no GPU engine can start, found once, apart from {@link Providers}: it does not change while
+   * the process runs, and pinned allocations ask for every buffer. Finding it starts the CUDA
+   * driver (a good part of a second on a GPU host), which a CPU engine should not wait for.
+   */
+  private static final class GpuProbe {
+    static final String GPU_UNAVAILABLE =
+        Providers.ALL.containsKey(Device.GPU)
+            ? Providers.ALL.get(Device.GPU).unavailableReason()
+            : "no CUDA engine on the class path (embednorm-cuda-kernels)";
   }
 
   /** The one provider of {@code service} on the class path. */

@@ -2,6 +2,7 @@ package io.embednorm.jobs.cli;
 
 import io.embednorm.arrow.ArrowFiles;
 import io.embednorm.arrow.NormalizeResult;
+import io.embednorm.arrow.internal.SchemaClassesWarmUp;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
@@ -61,6 +62,7 @@ final class NormalizeCommand implements Callable<Integer> {
    * embednorm normalize} and returns its exit code.
    */
   static int run(String[] args) {
+    SchemaClassesWarmUp.start();
     CommandSpec top =
         CommandSpec.create()
             .name("embednorm")
