@@ -12,15 +12,17 @@ import java.util.Locale;
 /**
  * The engine for normalizing one Arrow file. Under {@code auto}, a file smaller than {@code
  * embednorm.auto.gpuMinFileBytes} (by default every file) runs on the CPU engine without starting
- * the GPU: the CPU's mapped path measured faster than the GPU's (docs/PERFORMANCE.md, "User
- * paths"). The reason says so, for the summary line.
+ * or probing the GPU: the CPU's mapped path measured faster than the GPU's (docs/PERFORMANCE.md,
+ * "User paths"). The reason says so, for the summary line, also on a host without a GPU.
  */
 final class FileDevices {
   private FileDevices() {}
 
   /** The engine for {@code input} under {@code device}; the caller closes it. */
   static EngineSelection select(Path input, DeviceChoice device) {
-    if (device == DeviceChoice.AUTO && Engines.gpuUnavailableReason() == null) {
+    // The size first: probing the GPU starts the CUDA driver, which a file kept on the CPU would
+    // wait for (a good part of a second on a GPU host).
+    if (device == DeviceChoice.AUTO) {
       long bytes = size(input);
       if (bytes < 0) {
         return Engines.select(device); // reading the file will say what is wrong with it

@@ -88,14 +88,14 @@ public final class InternalSwitches {
 
   /**
    * Under {@code auto}, {@code normalize} on an Arrow file smaller than this runs on the CPU engine
-   * without starting the GPU. The default (1 TiB) keeps every file on the CPU: its mapped path
-   * measured faster than the GPU's on a 3 GB file (docs/PERFORMANCE.md, "User paths").
+   * without starting or probing the GPU. The default (1 TiB) keeps every file on the CPU: its
+   * mapped path measured faster than the GPU's on a 3 GB file (docs/PERFORMANCE.md, "User paths").
    */
   public static final InternalSwitch<Long> AUTO_GPU_MIN_FILE_BYTES =
       longValue(
           "embednorm.auto.gpuMinFileBytes",
           1L << 40,
-          "under auto, normalize on a smaller Arrow file runs on the CPU without starting the GPU");
+          "under auto, normalize on a smaller Arrow file runs on the CPU without starting or probing the GPU");
 
   /** Tests and benchmarks: {@code false} runs the CPU engine's scalar loops only. */
   public static final InternalSwitch<Boolean> CPU_SIMD =
