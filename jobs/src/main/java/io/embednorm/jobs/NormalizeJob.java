@@ -63,7 +63,7 @@ public final class NormalizeJob {
     long start = System.nanoTime();
     DataFrameWriter<Row> writer = observed.write().mode(mode);
     if (ArrowOutput.isNamed(settings.outputFormat())) {
-      writer = ArrowOutput.configure(writer, input, settings.column(), settings.outputColumn());
+      writer = ArrowOutput.configure(writer, settings.outputColumn());
     } else {
       writer = writer.format(settings.outputFormat());
     }

@@ -7,7 +7,8 @@ import org.apache.spark.sql.types.StructType;
 
 /**
  * Sent to the tasks: what {@link ArrowIpcFileFormat} writes. {@code column} (may be null: none) is
- * written as a fixed-size list of {@code width} elements when {@code width > 0}.
+ * written as a fixed-size list of {@code width} elements, or when {@code width} is 0 of the width
+ * of each task's first non-null row.
  */
 final class ArrowIpcWriterFactory extends OutputWriterFactory {
   private static final long serialVersionUID = 1L;
@@ -30,6 +31,6 @@ final class ArrowIpcWriterFactory extends OutputWriterFactory {
   @Override
   public OutputWriter newInstance(String path, StructType schema, TaskAttemptContext context) {
     return new ArrowIpcOutputWriter(
-        path, ArrowIpcLayout.of(schema, column, width, timeZone), context.getConfiguration());
+        path, schema, column, width, timeZone, context.getConfiguration());
   }
 }

@@ -194,8 +194,9 @@ class ArrowOutputTest {
                 assertThat(ErrorReporter.oneLine(failure))
                     .isEqualTo(
                         "Cannot write column 'embedding' as Arrow FixedSizeList of 4096 elements:"
-                            + " a row has 4095 elements and every non-null row must have the first"
-                            + " one's width; --format parquet takes rows of any width"));
+                            + " row 600 of Spark partition 0 has 4095 elements, not 4096 (the"
+                            + " width of row 0, the task's first non-null row); --format parquet"
+                            + " takes rows of any width"));
     assertThat(tree(output)).isEmpty();
   }
 
