@@ -8,9 +8,16 @@ import org.apache.arrow.vector.ipc.ArrowFileWriter;
 import org.apache.hadoop.conf.Configuration;
 import org.apache.hadoop.fs.FSDataOutputStream;
 import org.apache.hadoop.fs.FileSystem;
+import org.apache.hadoop.fs.LocalFileSystem;
 import org.apache.hadoop.fs.Path;
 
-/** Opens the Arrow IPC file of one task's output. */
+/**
+ * Opens the Arrow IPC file of one task's output. On the local file system the file is written
+ * without Hadoop's {@code .crc} side file: no Arrow reader checks it, and computing it in 512-byte
+ * chunks took several times as long as writing the bytes. Created through the raw file system, the
+ * file also gets no permission of its own set, which Hadoop does by running {@code chmod} when its
+ * native library is missing.
+ */
 final class ArrowIpcFiles {
   /**
    * Bytes the output stream gathers per write: record batches are megabytes, and the file system's
@@ -29,6 +36,9 @@ final class ArrowIpcFiles {
     try {
       Path target = new Path(path);
       FileSystem files = target.getFileSystem(configuration);
+      if (files instanceof LocalFileSystem local) {
+        files = local.getRawFileSystem();
+      }
       stream = files.create(target, false, STREAM_BUFFER_BYTES);
       ArrowFileWriter file = new ArrowFileWriter(root, null, Channels.newChannel(stream));
       file.start();
