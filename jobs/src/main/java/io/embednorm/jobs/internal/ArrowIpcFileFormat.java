@@ -50,10 +50,12 @@ public final class ArrowIpcFileFormat implements FileFormat {
     Option<String> column = options.get(COLUMN);
     Option<String> width = options.get(WIDTH);
     String timeZone = spark.conf().get("spark.sql.session.timeZone");
+    Option<String> widths = options.get(ArrowOutput.WIDTHS_OPTION);
     return new ArrowIpcWriterFactory(
         column.isDefined() ? column.get() : null,
         width.isDefined() ? Integer.parseInt(width.get()) : 0,
-        timeZone);
+        timeZone,
+        ArrowOutput.widths(widths.isDefined() ? widths.get() : null));
   }
 
   @Override

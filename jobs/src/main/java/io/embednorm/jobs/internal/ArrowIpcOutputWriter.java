@@ -22,6 +22,7 @@ import org.apache.spark.sql.execution.datasources.OutputWriter;
 import org.apache.spark.sql.types.StructField;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
+import org.apache.spark.util.CollectionAccumulator;
 
 /**
  * One task's Arrow IPC file: rows gathered into record batches of about {@link #BATCH_BYTES} of
@@ -50,6 +51,7 @@ final class ArrowIpcOutputWriter extends OutputWriter {
   private final StructType schema;
   private final String timeZone;
   private final int embeddingOrdinal;
+  private final CollectionAccumulator<ArrowOutput.FileWidth> widths;
   private final Field[] fields;
   private final FieldVector[] vectors;
   private final ArrowFieldWriter[] writers;
@@ -63,7 +65,7 @@ final class ArrowIpcOutputWriter extends OutputWriter {
   /**
    * A writer of {@code schema}'s rows to {@code path}, {@code column} (may be null: none) as a
    * fixed-size list of {@code width} elements, or of the task's first non-null row's when {@code
-   * width} is 0.
+   * width} is 0; the width it fixes is added to {@code widths} (may be null).
    */
   ArrowIpcOutputWriter(
       String path,
@@ -71,8 +73,10 @@ final class ArrowIpcOutputWriter extends OutputWriter {
       String column,
       int width,
       String timeZone,
-      Configuration configuration) {
+      Configuration configuration,
+      CollectionAccumulator<ArrowOutput.FileWidth> widths) {
     this.path = path;
+    this.widths = widths;
     this.schema = schema;
     this.timeZone = timeZone;
     this.configuration = configuration;
@@ -138,6 +142,9 @@ final class ArrowIpcOutputWriter extends OutputWriter {
     vectors[embeddingOrdinal] = vector;
     embedding =
         new FixedSizeListColumn(vector, Math.max(batchRows, rows + 1), elementBytes, source);
+    if (widths != null) {
+      widths.add(new ArrowOutput.FileWidth(width, path));
+    }
   }
 
   /** The embedding column as Spark types it, with the null entries of the rows already taken. */

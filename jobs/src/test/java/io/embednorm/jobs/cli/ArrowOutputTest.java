@@ -316,6 +316,44 @@ class ArrowOutputTest {
     }
   }
 
+  /**
+   * Each task fixes its own width, so the check comes after the write: the job fails, no output.
+   */
+  @Test
+  void tasksOfDifferentWidthsFailTheJobWithOneLineAndLeaveNoOutput() throws IOException {
+    Path input = folder.resolve("in");
+    Random random = new Random(17);
+    for (int width : new int[] {4, 6}) {
+      List<Row> rows = new ArrayList<>();
+      for (long id = 0; id < 10; id++) {
+        rows.add(RowFactory.create(width * 100 + id, "n", floats(random, width), 0.0));
+      }
+      spark
+          .createDataFrame(rows, schema(DataTypes.FloatType))
+          .coalesce(1)
+          .write()
+          .mode("append")
+          .parquet(input.toString());
+    }
+    Path output = folder.resolve("out");
+    spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
+    try {
+      assertThatThrownBy(
+              () -> NormalizeJob.run(spark, settings(input, output, "arrow", "rms_norm")))
+          .satisfies(
+              failure ->
+                  assertThat(ErrorReporter.oneLine(failure))
+                      .matches(
+                          "Cannot write column 'embedding' as Arrow FixedSizeList: tasks found"
+                              + " rows of different widths \\(4 in part-\\d+-.*\\.arrow, 6 in"
+                              + " part-\\d+-.*\\.arrow\\), and an output takes one; the output was"
+                              + " removed; --format parquet takes rows of any width"));
+    } finally {
+      spark.conf().unset("spark.sql.files.maxPartitionBytes");
+    }
+    assertThat(output).doesNotExist();
+  }
+
   @Test
   void anInputWithoutRowsWritesNoArrowFile() throws IOException {
     Path input = folder.resolve("in");
