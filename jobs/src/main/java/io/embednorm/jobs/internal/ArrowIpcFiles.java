@@ -14,9 +14,8 @@ import org.apache.hadoop.fs.Path;
 /**
  * Opens the Arrow IPC file of one task's output. On the local file system the file is written
  * without Hadoop's {@code .crc} side file: no Arrow reader checks it, and computing it in 512-byte
- * chunks took several times as long as writing the bytes. Created through the raw file system, the
- * file also gets no permission of its own set, which Hadoop does by running {@code chmod} when its
- * native library is missing.
+ * chunks took several times as long as writing the bytes (and without Hadoop's native library the
+ * side file cost one more {@code chmod} subprocess).
  */
 final class ArrowIpcFiles {
   /**
