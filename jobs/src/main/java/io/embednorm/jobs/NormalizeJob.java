@@ -63,11 +63,10 @@ public final class NormalizeJob {
     long start = System.nanoTime();
     DataFrameWriter<Row> writer = observed.write().mode(mode);
     if (ArrowOutput.isNamed(settings.outputFormat())) {
-      writer = ArrowOutput.configure(writer, input, settings.column(), settings.outputColumn());
+      ArrowOutput.save(spark, writer, settings.outputColumn(), settings.output());
     } else {
-      writer = writer.format(settings.outputFormat());
+      writer.format(settings.outputFormat()).save(settings.output());
     }
-    writer.save(settings.output());
     double seconds = (System.nanoTime() - start) / 1e9;
     long rows = ((Number) metrics(observation).get("rows")).longValue();
     return new JobReport(rows, settings.output(), seconds, device);

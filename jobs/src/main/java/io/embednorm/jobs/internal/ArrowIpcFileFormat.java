@@ -16,13 +16,14 @@ import scala.collection.immutable.Seq;
  * IPC file ({@code part-00000-<uuid>-c000.arrow}), through Spark's own commit protocol, so that
  * save modes, {@code _SUCCESS}, task retries and a failed job's clean-up are those of the Parquet
  * writer. The column named by {@link #COLUMN} is written as {@code FixedSizeList<float|double,
- * WIDTH>} from each row's element bytes in one copy; the other columns with Spark's own Arrow
- * writers. Write only: reading back is for Arrow readers (pyarrow, Polars, DuckDB, Lance).
+ * width>} from each row's element bytes in one copy, of the width {@link #WIDTH} gives or else of
+ * each task's first non-null row; the other columns with Spark's own Arrow writers. A task without
+ * rows writes no file. Write only: reading back is for Arrow readers (pyarrow, Polars, DuckDB,
+ * Lance).
  *
  * <pre>
  * frame.write().format(ArrowIpcFileFormat.class.getName())
- *     .option(ArrowIpcFileFormat.COLUMN, "embedding").option(ArrowIpcFileFormat.WIDTH, "768")
- *     .save(path);
+ *     .option(ArrowIpcFileFormat.COLUMN, "embedding").save(path);
  * </pre>
  */
 public final class ArrowIpcFileFormat implements FileFormat {
@@ -30,8 +31,8 @@ public final class ArrowIpcFileFormat implements FileFormat {
   public static final String COLUMN = "embednorm.arrow.column";
 
   /**
-   * The option giving the fixed-size list's width; absent or 0: the column is written as {@code
-   * List<element>} (every row may have its own width).
+   * The option giving the fixed-size list's width; absent or 0: the width of each task's first
+   * non-null row (a task with none in its first record batch writes {@code List<element>}).
    */
   public static final String WIDTH = "embednorm.arrow.width";
 
@@ -49,10 +50,12 @@ public final class ArrowIpcFileFormat implements FileFormat {
     Option<String> column = options.get(COLUMN);
     Option<String> width = options.get(WIDTH);
     String timeZone = spark.conf().get("spark.sql.session.timeZone");
+    Option<String> widths = options.get(ArrowOutput.WIDTHS_OPTION);
     return new ArrowIpcWriterFactory(
         column.isDefined() ? column.get() : null,
         width.isDefined() ? Integer.parseInt(width.get()) : 0,
-        timeZone);
+        timeZone,
+        ArrowOutput.widths(widths.isDefined() ? widths.get() : null));
   }
 
   @Override

@@ -1,13 +1,11 @@
 package io.embednorm.jobs.internal;
 
 import io.embednorm.engine.EmbedNormException;
-import java.util.ArrayList;
 import java.util.List;
 import org.apache.arrow.vector.types.FloatingPointPrecision;
 import org.apache.arrow.vector.types.pojo.ArrowType;
 import org.apache.arrow.vector.types.pojo.Field;
 import org.apache.arrow.vector.types.pojo.FieldType;
-import org.apache.arrow.vector.types.pojo.Schema;
 import org.apache.spark.sql.types.ArrayType;
 import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.DataTypes;
@@ -16,38 +14,30 @@ import org.apache.spark.sql.types.StructType;
 import org.apache.spark.sql.util.ArrowUtils;
 
 /**
- * The Arrow schema of one output file: every column with the Arrow type Spark's own Arrow
- * conversion gives it, except the embedding column, a {@code FixedSizeList<float|double, width>}
- * whose child is named {@code item} and nullable, as pyarrow's {@code pa.list_(pa.float32(),
- * width)}. {@code fixedOrdinal} is that column's position, or -1 when the schema has none (no
- * column named, or width 0: the column is then written as Spark writes arrays, {@code
- * List<element>}).
+ * The Arrow fields of one output file: every column with the Arrow type Spark's own Arrow
+ * conversion gives it ({@link #asSpark}), except the embedding column once its width is known, a
+ * {@code FixedSizeList<float|double, width>} whose child is named {@code item} and nullable, as
+ * pyarrow's {@code pa.list_(pa.float32(), width)} ({@link #fixedSizeList}).
  */
-record ArrowIpcLayout(Schema schema, int fixedOrdinal, int width, int elementBytes) {
+final class ArrowIpcLayout {
+  private ArrowIpcLayout() {}
 
-  static ArrowIpcLayout of(StructType spark, String column, int width, String timeZone) {
-    List<Field> fields = new ArrayList<>();
-    int fixedOrdinal = -1;
-    int elementBytes = 0;
-    StructField[] columns = spark.fields();
-    for (int ordinal = 0; ordinal < columns.length; ordinal++) {
-      StructField field = columns[ordinal];
-      if (width > 0 && field.name().equals(column)) {
-        ArrowType.FloatingPoint element = elementType(field);
-        fixedOrdinal = ordinal;
-        elementBytes = element.getPrecision() == FloatingPointPrecision.SINGLE ? 4 : 8;
-        Field item = new Field("item", FieldType.nullable(element), null);
-        fields.add(
-            new Field(
-                field.name(),
-                FieldType.nullable(new ArrowType.FixedSizeList(width)),
-                List.of(item)));
-      } else {
-        StructType alone = new StructType(new StructField[] {field});
-        fields.add(ArrowUtils.toArrowSchema(alone, timeZone, true, false).getFields().get(0));
-      }
-    }
-    return new ArrowIpcLayout(new Schema(fields), fixedOrdinal, width, elementBytes);
+  /** {@code field} as Spark's Arrow conversion types it (an array: {@code List<element>}). */
+  static Field asSpark(StructField field, String timeZone) {
+    StructType alone = new StructType(new StructField[] {field});
+    return ArrowUtils.toArrowSchema(alone, timeZone, true, false).getFields().get(0);
+  }
+
+  /** {@code field}, an array of float or double, as a fixed-size list of {@code width}. */
+  static Field fixedSizeList(StructField field, int width) {
+    Field item = new Field("item", FieldType.nullable(elementType(field)), null);
+    return new Field(
+        field.name(), FieldType.nullable(new ArrowType.FixedSizeList(width)), List.of(item));
+  }
+
+  /** The bytes of one element of {@code field}, an array of float (4) or double (8). */
+  static int elementBytes(StructField field) {
+    return elementType(field).getPrecision() == FloatingPointPrecision.SINGLE ? 4 : 8;
   }
 
   private static ArrowType.FloatingPoint elementType(StructField field) {

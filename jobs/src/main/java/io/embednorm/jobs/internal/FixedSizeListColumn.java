@@ -5,6 +5,7 @@ import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.vector.BitVectorHelper;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.spark.TaskContext;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.UnsafeArrayData;
 import org.apache.spark.sql.catalyst.util.ArrayData;
@@ -12,9 +13,10 @@ import org.apache.spark.unsafe.Platform;
 
 /**
  * Fills a {@code FixedSizeList<float|double, width>} vector from Spark rows with one copy of each
- * row's element bytes (Spark's {@link UnsafeArrayData} holds them contiguous, as Arrow does),
- * instead of Spark's Arrow writer, which sets elements one at a time. Every element is valid: a
- * null array is a null entry of the list. The vector belongs to the caller's root.
+ * row's element bytes (Spark's {@link UnsafeArrayData} holds them contiguous, as Arrow does; other
+ * arrays through {@code toFloatArray}), instead of Spark's Arrow writer, which sets elements one at
+ * a time. Every element is valid: a null array is a null entry of the list. The vector belongs to
+ * the caller's root.
  */
 final class FixedSizeListColumn {
   private final FixedSizeListVector vector;
@@ -23,10 +25,16 @@ final class FixedSizeListColumn {
   private final int width;
   private final int elementBytes;
   private final long rowBytes;
+  private final String widthSource;
 
-  /** Allocates {@code vector} for {@code rows} rows and marks all its elements valid. */
-  FixedSizeListColumn(FixedSizeListVector vector, int rows, int elementBytes) {
+  /**
+   * Allocates {@code vector} for {@code rows} rows, all entries null and all elements valid. {@code
+   * widthSource} says where the width came from, for errors: "the width option", "the width of row
+   * 7, the task's first non-null row".
+   */
+  FixedSizeListColumn(FixedSizeListVector vector, int rows, int elementBytes, String widthSource) {
     this.vector = vector;
+    this.widthSource = widthSource;
     this.name = vector.getName();
     this.width = vector.getListSize();
     this.elementBytes = elementBytes;
@@ -38,8 +46,11 @@ final class FixedSizeListColumn {
     validity.setOne(0, validity.capacity());
   }
 
-  /** Writes the array at {@code ordinal} of {@code row} as entry {@code index}. */
-  void write(InternalRow row, int ordinal, int index) {
+  /**
+   * Writes the array at {@code ordinal} of {@code row} as entry {@code index}; {@code taskRow}, the
+   * row's position in the task, is for errors.
+   */
+  void write(InternalRow row, int ordinal, int index, long taskRow) {
     long target = values.getDataBufferAddress() + index * rowBytes;
     if (row.isNullAt(ordinal)) {
       // Zeros under a null entry, so that a file's bytes do not depend on earlier rows.
@@ -50,15 +61,19 @@ final class FixedSizeListColumn {
     ArrayData array = row.getArray(ordinal);
     if (array.numElements() != width) {
       throw refused(
-          "a row has "
+          taskRow,
+          "has "
               + array.numElements()
-              + " elements and every non-null row must have the first one's width; --format"
-              + " parquet takes rows of any width");
+              + " elements, not "
+              + width
+              + " ("
+              + widthSource
+              + "); --format parquet takes rows of any width");
     }
     if (array instanceof UnsafeArrayData unsafe) {
-      copyUnsafe(unsafe, target);
+      copyUnsafe(unsafe, target, taskRow);
     } else {
-      copyOther(array, target);
+      copyOther(array, target, taskRow);
     }
     BitVectorHelper.setBit(vector.getValidityBuffer(), index);
   }
@@ -68,23 +83,23 @@ final class FixedSizeListColumn {
     vector.setValueCount(rows);
   }
 
-  private void copyUnsafe(UnsafeArrayData array, long target) {
+  private void copyUnsafe(UnsafeArrayData array, long target, long taskRow) {
     Object base = array.getBaseObject();
     long offset = array.getBaseOffset();
     // UnsafeArrayData: the element count (8 bytes), a null bit per element, then the elements.
     for (long word = 0; word < (width + 63) / 64; word++) {
       if (Platform.getLong(base, offset + 8 + word * 8) != 0) {
-        throw nullElement();
+        throw nullElement(taskRow);
       }
     }
     long header = UnsafeArrayData.calculateHeaderPortionInBytes(width);
     Platform.copyMemory(base, offset + header, null, target, rowBytes);
   }
 
-  private void copyOther(ArrayData array, long target) {
+  private void copyOther(ArrayData array, long target, long taskRow) {
     for (int element = 0; element < width; element++) {
       if (array.isNullAt(element)) {
-        throw nullElement();
+        throw nullElement(taskRow);
       }
     }
     if (elementBytes == 4) {
@@ -96,17 +111,21 @@ final class FixedSizeListColumn {
     }
   }
 
-  private EmbedNormException nullElement() {
-    return refused("a row has a null element; a fixed-size list holds nulls only as whole rows");
+  private EmbedNormException nullElement(long taskRow) {
+    return refused(taskRow, "has a null element; a fixed-size list holds nulls only as whole rows");
   }
 
-  private EmbedNormException refused(String why) {
+  private EmbedNormException refused(long taskRow, String why) {
+    TaskContext task = TaskContext.get();
     return new EmbedNormException(
         "Cannot write column '"
             + name
             + "' as Arrow FixedSizeList of "
             + width
-            + " elements: "
+            + " elements: row "
+            + taskRow
+            + (task == null ? "" : " of Spark partition " + task.partitionId())
+            + " "
             + why);
   }
 }

@@ -173,6 +173,242 @@ class ArrowOutputTest {
     assertThat(read).isEqualTo(parquet.size()).isEqualTo(5);
   }
 
+  /**
+   * Each task fixes the width from its own first non-null row: a task of null embeddings only
+   * writes List<float> (every entry null), the others FixedSizeList, and every row is there.
+   */
+  @Test
+  void aTaskWithoutValuesWritesListsWhileTheOthersFixTheirWidth() throws IOException {
+    Path input = folder.resolve("in");
+    List<Row> nulls = new ArrayList<>();
+    List<Row> values = new ArrayList<>();
+    Random random = new Random(5);
+    for (long id = 0; id < 40; id++) {
+      nulls.add(RowFactory.create(id, "n", null, 0.5));
+      values.add(RowFactory.create(100 + id, "v", floats(random, 6), 0.25));
+    }
+    spark
+        .createDataFrame(nulls, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .parquet(input.toString());
+    spark
+        .createDataFrame(values, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .mode("append")
+        .parquet(input.toString());
+    spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
+    Map<Long, Row> parquet;
+    try {
+      parquet = runBoth(input, "rms_norm");
+    } finally {
+      spark.conf().unset("spark.sql.files.maxPartitionBytes");
+    }
+    Map<Long, Row> fixed = new HashMap<>();
+    Map<Long, Row> listed = new HashMap<>();
+    parquet.forEach((id, row) -> (id < 100 ? listed : fixed).put(id, row));
+    Path output = folder.resolve("in-arrow");
+    List<Path> files = arrowFiles(output);
+    assertThat(files).hasSize(2);
+    List<String> types = new ArrayList<>();
+    for (Path file : files) {
+      try (RootAllocator allocator = new RootAllocator();
+          FileChannel channel = FileChannel.open(file);
+          ArrowFileReader reader = new ArrowFileReader(channel, allocator)) {
+        ArrowType type = reader.getVectorSchemaRoot().getSchema().findField("embedding").getType();
+        types.add(type.toString());
+        if (type instanceof ArrowType.List) {
+          assertThat(nullEmbeddingIds(reader)).containsExactlyInAnyOrderElementsOf(listed.keySet());
+        }
+      }
+    }
+    assertThat(types).containsExactlyInAnyOrder("List", "FixedSizeList(6)");
+    Path fixedOnly = folder.resolve("fixed-only");
+    Files.createDirectories(fixedOnly);
+    for (Path file : files) {
+      if (types.get(files.indexOf(file)).startsWith("Fixed")) {
+        Files.copy(file, fixedOnly.resolve(file.getFileName()));
+        Files.copy(output.resolve("_SUCCESS"), fixedOnly.resolve("_SUCCESS"));
+      }
+    }
+    assertArrowEquals(fixedOnly, fixed, "embedding", 6, "the task with values");
+  }
+
+  /**
+   * 700 null rows come before the first value of width 4096, whose record batch holds 512 rows: the
+   * batch that fixes the width holds all 701, the next the rest.
+   */
+  @Test
+  void nullsBeforeTheFirstValueMayOutnumberARecordBatch() throws IOException {
+    Path input = folder.resolve("in");
+    List<Row> rows = new ArrayList<>();
+    Random random = new Random(13);
+    for (long id = 0; id < 1000; id++) {
+      rows.add(RowFactory.create(id, "n", id < 700 ? null : floats(random, 4096), 1.5));
+    }
+    spark
+        .createDataFrame(rows, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .parquet(input.toString());
+    Path output = folder.resolve("out");
+    spark
+        .read()
+        .parquet(input.toString())
+        .coalesce(1)
+        .write()
+        .format(ArrowIpcFileFormat.class.getName())
+        .option(ArrowIpcFileFormat.COLUMN, "embedding")
+        .save(output.toString());
+    Map<Long, Row> expected = new HashMap<>();
+    for (Row row : spark.read().parquet(input.toString()).collectAsList()) {
+      expected.put(row.getLong(0), row);
+    }
+    assertArrowEquals(output, expected, "embedding", 4096, "700 nulls first");
+    try (RootAllocator allocator = new RootAllocator();
+        FileChannel channel = FileChannel.open(arrowFiles(output).get(0));
+        ArrowFileReader reader = new ArrowFileReader(channel, allocator)) {
+      List<Integer> batchRows = new ArrayList<>();
+      for (ArrowBlock block : reader.getRecordBlocks()) {
+        reader.loadRecordBatch(block);
+        batchRows.add(reader.getVectorSchemaRoot().getRowCount());
+      }
+      assertThat(batchRows).containsExactly(701, 299);
+    }
+  }
+
+  /**
+   * A first record batch of null embeddings (65,536 rows) writes the column as List<float>; the
+   * values after it are written as lists, element for element.
+   */
+  @Test
+  void valuesAfterAFirstRecordBatchOfNullsAreWrittenAsLists() throws IOException {
+    Path output = folder.resolve("out");
+    spark
+        .range(0, 70000, 1, 1)
+        .selectExpr(
+            "id", "IF(id < 66000, NULL, array(CAST(id AS FLOAT), CAST(-id AS FLOAT))) AS embedding")
+        .write()
+        .format(ArrowIpcFileFormat.class.getName())
+        .option(ArrowIpcFileFormat.COLUMN, "embedding")
+        .save(output.toString());
+    try (RootAllocator allocator = new RootAllocator();
+        FileChannel channel = FileChannel.open(arrowFiles(output).get(0));
+        ArrowFileReader reader = new ArrowFileReader(channel, allocator)) {
+      assertThat(reader.getVectorSchemaRoot().getSchema().findField("embedding").getType())
+          .isInstanceOf(ArrowType.List.class);
+      long seen = 0;
+      for (ArrowBlock block : reader.getRecordBlocks()) {
+        reader.loadRecordBatch(block);
+        VectorSchemaRoot root = reader.getVectorSchemaRoot();
+        ListVector embeddings = (ListVector) root.getVector("embedding");
+        for (int index = 0; index < root.getRowCount(); index++) {
+          long id = ((BigIntVector) root.getVector("id")).get(index);
+          assertThat(embeddings.isNull(index)).as("row %d", id).isEqualTo(id < 66000);
+          if (id >= 66000) {
+            assertThat(embeddings.getObject(index)).isEqualTo(List.of((float) id, (float) -id));
+          }
+          seen++;
+        }
+      }
+      assertThat(seen).isEqualTo(70000);
+    }
+  }
+
+  /**
+   * Each task fixes its own width, so the check comes after the write: the job fails, no output.
+   */
+  @Test
+  void tasksOfDifferentWidthsFailTheJobWithOneLineAndLeaveNoOutput() throws IOException {
+    Path input = folder.resolve("in");
+    Random random = new Random(17);
+    for (int width : new int[] {4, 6}) {
+      List<Row> rows = new ArrayList<>();
+      for (long id = 0; id < 10; id++) {
+        rows.add(RowFactory.create(width * 100 + id, "n", floats(random, width), 0.0));
+      }
+      spark
+          .createDataFrame(rows, schema(DataTypes.FloatType))
+          .coalesce(1)
+          .write()
+          .mode("append")
+          .parquet(input.toString());
+    }
+    Path output = folder.resolve("out");
+    spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
+    try {
+      assertThatThrownBy(
+              () -> NormalizeJob.run(spark, settings(input, output, "arrow", "rms_norm")))
+          .satisfies(
+              failure ->
+                  assertThat(ErrorReporter.oneLine(failure))
+                      .matches(
+                          "Cannot write column 'embedding' as Arrow FixedSizeList: tasks found"
+                              + " rows of different widths \\(4 in part-\\d+-.*\\.arrow, 6 in"
+                              + " part-\\d+-.*\\.arrow\\), and an output takes one; the output was"
+                              + " removed; --format parquet takes rows of any width"));
+    } finally {
+      spark.conf().unset("spark.sql.files.maxPartitionBytes");
+    }
+    assertThat(output).doesNotExist();
+  }
+
+  @Test
+  void anInputWithoutRowsWritesNoArrowFile() throws IOException {
+    Path input = folder.resolve("in");
+    spark.createDataFrame(List.of(), schema(DataTypes.FloatType)).write().parquet(input.toString());
+    Path output = folder.resolve("out");
+    JobReport report = NormalizeJob.run(spark, settings(input, output, "arrow", "rms_norm"));
+    assertThat(report.rows()).isZero();
+    assertThat(tree(output)).contains("_SUCCESS").noneMatch(name -> name.endsWith(".arrow"));
+  }
+
+  @Test
+  void aNullElementFailsTheWriteWithOneLine() throws IOException {
+    Path input = folder.resolve("in");
+    StructType schema =
+        new StructType()
+            .add("id", DataTypes.LongType, false)
+            .add("embedding", DataTypes.createArrayType(DataTypes.FloatType, true));
+    List<Row> rows =
+        List.of(
+            RowFactory.create(0L, List.of(1.0f, 2.0f)),
+            RowFactory.create(1L, java.util.Arrays.asList(3.0f, null)));
+    spark.createDataFrame(rows, schema).coalesce(1).write().parquet(input.toString());
+    Path output = folder.resolve("out");
+    assertThatThrownBy(
+            () ->
+                spark
+                    .read()
+                    .parquet(input.toString())
+                    .coalesce(1)
+                    .write()
+                    .format(ArrowIpcFileFormat.class.getName())
+                    .option(ArrowIpcFileFormat.COLUMN, "embedding")
+                    .save(output.toString()))
+        .satisfies(
+            failure ->
+                assertThat(ErrorReporter.oneLine(failure))
+                    .isEqualTo(
+                        "Cannot write column 'embedding' as Arrow FixedSizeList of 2 elements:"
+                            + " row 1 of Spark partition 0 has a null element; a fixed-size list"
+                            + " holds nulls only as whole rows"));
+  }
+
+  private static List<Long> nullEmbeddingIds(ArrowFileReader reader) throws IOException {
+    List<Long> ids = new ArrayList<>();
+    for (ArrowBlock block : reader.getRecordBlocks()) {
+      reader.loadRecordBatch(block);
+      VectorSchemaRoot root = reader.getVectorSchemaRoot();
+      for (int index = 0; index < root.getRowCount(); index++) {
+        assertThat(root.getVector("embedding").isNull(index)).isTrue();
+        ids.add(((BigIntVector) root.getVector("id")).get(index));
+      }
+    }
+    return ids;
+  }
+
   @Test
   void rowsOfAnotherWidthFailTheJobWithOneLineAndLeaveNoFile() throws IOException {
     Path input = folder.resolve("in");
@@ -194,8 +430,9 @@ class ArrowOutputTest {
                 assertThat(ErrorReporter.oneLine(failure))
                     .isEqualTo(
                         "Cannot write column 'embedding' as Arrow FixedSizeList of 4096 elements:"
-                            + " a row has 4095 elements and every non-null row must have the first"
-                            + " one's width; --format parquet takes rows of any width"));
+                            + " row 600 of Spark partition 0 has 4095 elements, not 4096 (the"
+                            + " width of row 0, the task's first non-null row); --format parquet"
+                            + " takes rows of any width"));
     assertThat(tree(output)).isEmpty();
   }
 
