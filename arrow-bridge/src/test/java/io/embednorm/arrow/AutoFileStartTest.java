@@ -4,11 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EngineSelection;
-import java.nio.charset.StandardCharsets;
+import io.embednorm.engine.OwnJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,18 +18,7 @@ class AutoFileStartTest {
 
   @Test
   void aSmallFileUnderAutoLeavesTheGpuUnprobed() throws Exception {
-    Process process =
-        new ProcessBuilder(
-                List.of(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp",
-                    System.getProperty("java.class.path"),
-                    SelectForSmallFile.class.getName()))
-            .redirectErrorStream(true)
-            .start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).as(output).isZero();
+    String output = OwnJvm.run(SelectForSmallFile.class);
     assertThat(output).contains("embednorm.auto.gpuMinFileBytes").endsWith("GPU not probed\n");
   }
 

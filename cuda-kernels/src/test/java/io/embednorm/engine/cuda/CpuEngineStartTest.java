@@ -5,10 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Engines;
-import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
-import java.util.List;
-import java.util.concurrent.TimeUnit;
+import io.embednorm.engine.OwnJvm;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -20,18 +17,7 @@ class CpuEngineStartTest {
 
   @Test
   void theCpuEngineStartsWithoutProbingTheGpu() throws Exception {
-    Process process =
-        new ProcessBuilder(
-                List.of(
-                    Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                    "-cp",
-                    System.getProperty("java.class.path"),
-                    StartCpuEngines.class.getName()))
-            .redirectErrorStream(true)
-            .start();
-    String output = new String(process.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-    assertThat(process.waitFor(60, TimeUnit.SECONDS)).isTrue();
-    assertThat(process.exitValue()).as(output).isZero();
+    String output = OwnJvm.run(StartCpuEngines.class);
     assertThat(output.strip()).isEqualTo("GPU not probed");
   }
 
