@@ -2,6 +2,7 @@
 # Fused normalize-then-encode against its memory bound and its PyTorch peer, in one run on the GPU
 # host (after benchmarks/scripts/gpu-bundle.sh benchmarks; see docs/PERFORMANCE.md): EncodeBenchmark
 # (each op x encoding x width against a device-to-device copy moving as many bytes, CUDA events),
+# the CPU engine on the same widths (CpuEncodeBenchmark, against a host copy on as many threads),
 # then the peer (PyTorch eager and torch.compile of l2_normalize + int8, against a copy timed in the
 # same process). Raw output goes to OUTPUT_DIR (default $OUT).
 #   benchmarks/scripts/encode-bench.sh [PEER_SCRIPT] [OUTPUT_DIR]
@@ -14,4 +15,6 @@ nvidia-smi --query-gpu=name,clocks.max.memory --format=csv,noheader | tee "$outp
 .gpu/java -cp "$(.gpu/cp)" io.embednorm.benchmarks.EncodeBenchmark \
   --widths 128,768,4096 --ops l2_normalize,rms_norm --encodings float16,bfloat16,int8,binary \
   --gib 1 --repeats 30 | tee "$output/encode-bench.txt"
+.gpu/java -cp "$(.gpu/cp)" io.embednorm.benchmarks.CpuEncodeBenchmark \
+  --widths 128,768,4096 --ops l2_normalize,rms_norm --mib 256 --repeats 10 | tee "$output/encode-cpu.txt"
 PYTHONUNBUFFERED=1 python3 "$peer" | tee "$output/quantize-torch.json"
