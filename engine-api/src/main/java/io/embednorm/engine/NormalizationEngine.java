@@ -1,5 +1,6 @@
 package io.embednorm.engine;
 
+import io.embednorm.engine.spi.HostEncoding;
 import java.util.List;
 
 /**
@@ -41,7 +42,7 @@ public interface NormalizationEngine extends AutoCloseable {
    *     {@link #normalize(Normalization, RowBatch)}
    */
   default void normalizeEncoded(Normalization normalization, RowBatch batch, EncodedRows target) {
-    BlockEncoding.run(this, normalization, batch, target);
+    HostEncoding.run(this, normalization, batch, target);
   }
 
   /**

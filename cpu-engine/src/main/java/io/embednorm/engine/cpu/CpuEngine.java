@@ -3,9 +3,11 @@ package io.embednorm.engine.cpu;
 import io.embednorm.engine.BFloat16;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
+import io.embednorm.engine.EncodedRows;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.RowBatch;
+import io.embednorm.engine.spi.HostEncoding;
 import java.nio.ByteBuffer;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
@@ -137,6 +139,34 @@ public final class CpuEngine implements NormalizationEngine {
         normalization.checkWidth(batch.firstRowIndex() + row, batch.rowWidth(row));
       }
     }
+    inBlocks(batch, (first, end) -> normalizeRows(normalization, batch, first, end));
+  }
+
+  /**
+   * Encodes as {@link HostEncoding} does, with the batch's rows split between the engine's threads
+   * as {@link #normalize} splits them (each row is encoded alone: the bytes do not depend on it).
+   */
+  @Override
+  public void normalizeEncoded(Normalization normalization, RowBatch batch, EncodedRows target) {
+    Objects.requireNonNull(normalization, "normalization");
+    Objects.requireNonNull(batch, "batch");
+    Objects.requireNonNull(target, "target");
+    HostEncoding.check(normalization, batch, target);
+    inBlocks(
+        batch,
+        (first, end) -> HostEncoding.encodeRows(this, normalization, batch, target, first, end));
+  }
+
+  /** Work on rows {@code [first, end)} of a batch. */
+  private interface RowRange {
+    void run(int first, int end);
+  }
+
+  /**
+   * Runs {@code work} over the batch's rows: in blocks of about equal element counts, one a thread,
+   * the calling thread taking the first; on the calling thread alone for small batches.
+   */
+  private void inBlocks(RowBatch batch, RowRange work) {
     int blocks =
         (int)
             Math.min(
@@ -144,7 +174,7 @@ public final class CpuEngine implements NormalizationEngine {
                 Math.max(1, batch.elementCount() / ELEMENTS_PER_THREAD));
     ExecutorService executor = blocks > 1 ? pool() : null;
     if (executor == null) {
-      normalizeRows(normalization, batch, 0, batch.rows());
+      work.run(0, batch.rows());
       return;
     }
     int[] boundaries = blockBoundaries(batch, blocks);
@@ -153,9 +183,9 @@ public final class CpuEngine implements NormalizationEngine {
       for (int block = 1; block < blocks; block++) {
         int first = boundaries[block];
         int end = boundaries[block + 1];
-        others.add(executor.submit(() -> normalizeRows(normalization, batch, first, end)));
+        others.add(executor.submit(() -> work.run(first, end)));
       }
-      normalizeRows(normalization, batch, boundaries[0], boundaries[1]);
+      work.run(boundaries[0], boundaries[1]);
       for (Future<?> other : others) {
         other.get();
       }

@@ -97,6 +97,63 @@ class CpuEngineEncodingTest {
     }
   }
 
+  /** A batch large enough to be split between four threads encodes every row as alone. */
+  @ParameterizedTest
+  @EnumSource(Encoding.class)
+  void rowsSplitBetweenThreadsEncodeAsAlone(Encoding encoding) {
+    try (CpuEngine engine = new CpuEngine(4)) {
+      long seed = TestSeeds.seeds()[0];
+      Random random = new Random(TestSeeds.mix(seed, 100 + encoding.ordinal()));
+      int rows = 500;
+      int[] offsets = new int[rows + 1];
+      for (int row = 0; row < rows; row++) {
+        int width = row == 250 ? 70_000 : random.nextInt(9) == 0 ? 0 : 1 + random.nextInt(2000);
+        offsets[row + 1] = offsets[row] + width;
+      }
+      float[] input = new float[offsets[rows]];
+      for (int i = 0; i < input.length; i++) {
+        input[i] = (float) (random.nextGaussian() * Math.pow(10, random.nextInt(5) - 2));
+      }
+      assertThat(offsets[rows]).isGreaterThan(4 * (int) CpuEngine.ELEMENTS_PER_THREAD);
+      for (Normalization normalization : NORMALIZATIONS) {
+        check(
+            engine, normalization, encoding, input, offsets, "seed " + seed + " " + normalization);
+      }
+    }
+  }
+
+  /**
+   * A weight of another length than a row past the first block is refused before any row is written
+   * (rows encoded block by block would have written the first blocks).
+   */
+  @ParameterizedTest
+  @EnumSource(Encoding.class)
+  void aWeightOfTheWrongLengthWritesNothing(Encoding encoding) {
+    try (CpuEngine engine = new CpuEngine(2)) {
+      int rows = 8001;
+      int width = 13;
+      int[] offsets = new int[rows + 1];
+      for (int row = 0; row < rows; row++) {
+        offsets[row + 1] = offsets[row] + (row == rows - 1 ? width - 1 : width);
+      }
+      float[] input = new float[offsets[rows]];
+      java.util.Arrays.fill(input, 1.5f);
+      ByteBuffer in = floats(input);
+      RowBatch batch = RowBatch.ragged(ElementType.FLOAT32, IntBuffer.wrap(offsets), in, in);
+      EncodedRows target = target(encoding, (int) encoding.rowBytes(width) * rows, rows);
+      for (int i = 0; i < target.values().capacity(); i++) {
+        target.values().put(i, (byte) 0x5a);
+      }
+      Normalization weighted = Normalization.of(Op.RMS_NORM).withWeight(new double[width]);
+      assertThatThrownBy(() -> engine.normalizeEncoded(weighted, batch, target))
+          .isInstanceOf(EmbedNormException.class)
+          .hasMessageStartingWith("Cannot apply");
+      for (int i = 0; i < target.values().capacity(); i++) {
+        assertThat(target.values().get(i)).as("value byte " + i).isEqualTo((byte) 0x5a);
+      }
+    }
+  }
+
   private static void check(
       CpuEngine engine,
       Normalization normalization,
