@@ -43,7 +43,8 @@ import org.junit.jupiter.api.io.TempDir;
  * path with a caller's allocator. Each case must end in one clean error (an {@link
  * EmbedNormException} whose message is one line starting "Cannot ", no output or temporary file
  * left) or in an output whose every non-null row matches a float64 reference of the op on the input
- * as Arrow Java reads it; either way within a timeout and with every Arrow buffer freed.
+ * as Arrow Java reads it and whose other columns are the input's, buffer by buffer ({@link
+ * PassThroughBuffers}); either way within a timeout and with every Arrow buffer freed.
  *
  * <p>{@value #CASES} cases per seed by default (set {@code -Dembednorm.fuzz.cases=N} for more,
  * {@code -Dembednorm.test.seed=S} to replay a seed, {@code -Dembednorm.fuzz.case=I} to replay one
@@ -225,6 +226,14 @@ class ArrowFilesFuzzTest {
     } catch (AssertionError | IOException | RuntimeException wrong) {
       problems.add(way + "wrote a wrong output on the " + result.path() + " path: " + wrong);
     }
+    for (String difference : passThrough(hostile, input, output, result.path())) {
+      problems.add(
+          way
+              + "changed a column it passes through on the "
+              + result.path()
+              + " path: "
+              + difference);
+    }
     Files.delete(output);
     return problems;
   }
@@ -243,6 +252,32 @@ class ArrowFilesFuzzTest {
           outputRows.toArray(new Double[0][]),
           "output");
     }
+  }
+
+  /**
+   * Compares the columns the output passes through with the input's, buffer by buffer as the IPC
+   * layout lays them out ({@link IpcBuffers}), not through Arrow's vectors, so that a damaged
+   * column that was copied compares as bytes: the mapped path must copy every byte of them, the
+   * record-batch path every byte their rows are made of as Arrow Java reads them.
+   */
+  private static List<String> passThrough(
+      HostileFiles.Case hostile, Path input, Path output, FileNormalizationPath path)
+      throws IOException {
+    IpcBuffers in;
+    try {
+      in = IpcBuffers.read(input);
+    } catch (RuntimeException unreadable) {
+      return List.of("the input it read has a layout the test cannot read: " + unreadable);
+    }
+    IpcBuffers out;
+    try {
+      out = IpcBuffers.read(output);
+    } catch (RuntimeException unreadable) {
+      return List.of("its output has a layout the test cannot read: " + unreadable);
+    }
+    return path == FileNormalizationPath.MAPPED
+        ? PassThroughBuffers.exact(in, out, hostile.column())
+        : PassThroughBuffers.asArrowJavaReadsThem(in, out, hostile.column());
   }
 
   private static ElementType read(

@@ -101,6 +101,33 @@ class HostileInputTest {
             + "': record batch 0 is a message of type 118 where a record batch belongs");
   }
 
+  @Test
+  void aBatchShorterThanItsColumnsIsACleanErrorNotAnOutputMissingRows() throws IOException {
+    for (ArrowFormat format : ArrowFormat.values()) {
+      Path input = write(Layout.FIXED_SIZE_LIST, format);
+      byte[] bytes = Files.readAllBytes(input);
+      IpcStructure.Message batch =
+          new IpcStructure(bytes, format == ArrowFormat.FILE)
+              .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
+      long rows =
+          ByteBuffer.wrap(bytes)
+              .order(ByteOrder.LITTLE_ENDIAN)
+              .getLong((int) batch.lengthPosition());
+      // The batch says 2 rows, each column keeps all of its rows: Arrow Java's reader would cut
+      // every column to 2 rows and the output would lack the others.
+      putLong(bytes, batch.lengthPosition(), 2);
+      Files.write(input, bytes);
+      assertCleanError(
+          input,
+          "Cannot read Arrow file '"
+              + input
+              + "': its field 'id' has "
+              + rows
+              + " values in a batch of 2 rows");
+      Files.delete(input);
+    }
+  }
+
   private Path write(Layout layout, ArrowFormat format) throws IOException {
     Path input = directory.resolve("input.arrow");
     try (BufferAllocator allocator = new RootAllocator()) {

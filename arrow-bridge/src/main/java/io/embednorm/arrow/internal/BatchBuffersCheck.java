@@ -21,10 +21,10 @@ import org.apache.arrow.vector.types.pojo.Field;
 /**
  * Checks the buffers of a record batch against its field nodes, before Arrow Java loads it into
  * vectors or the mapped path copies it: every buffer is as large as its node's length asks, list
- * and string offsets start at or above 0 and end within their values, and children are as long as
- * their parents need. Arrow Java's loader sets value counts from these numbers and grows any buffer
- * that is too small, failing half way and leaking what it allocated. Reads the first and last
- * offset of each offsets buffer, nothing per row.
+ * and string offsets start at or above 0 and end within their values, every column is as long as
+ * the batch and children are as long as their parents need. Arrow Java's loader sets value counts
+ * from these numbers and grows any buffer that is too small, failing half way and leaking what it
+ * allocated. Reads the first and last offset of each offsets buffer, nothing per row.
  */
 public final class BatchBuffersCheck {
   /** The buffers of one batch, read where they lie. */
@@ -137,11 +137,23 @@ public final class BatchBuffersCheck {
     BatchBuffersCheck check = new BatchBuffersCheck(nodes, buffers);
     try {
       for (Field field : fields) {
-        check.field(field, rows);
+        check.column(field, rows);
       }
     } catch (IOException failure) {
       throw new DamagedBatch("its offsets cannot be read: " + failure.getMessage());
     }
+  }
+
+  /**
+   * Checks top-level field {@code field}, whose node must hold no more values than the batch has
+   * rows: the columns of a record batch are as long as the batch, and Arrow Java's loader cuts each
+   * one to the batch's length, dropping the values past it without a word.
+   */
+  private void column(Field field, long rows) throws IOException {
+    if (node < nodes.size() && nodes.get(node)[0] > rows) {
+      throw damaged(field, "has " + nodes.get(node)[0] + " values in a batch of " + rows + " rows");
+    }
+    field(field, rows);
   }
 
   /** Checks {@code field} and its children; its node must hold at least {@code needed} values. */
