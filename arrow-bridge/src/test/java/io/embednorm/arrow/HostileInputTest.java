@@ -128,6 +128,34 @@ class HostileInputTest {
     }
   }
 
+  @Test
+  void nullsWithoutValidityBitsAreACleanError() throws IOException {
+    for (ArrowFormat format : ArrowFormat.values()) {
+      Path input = write(Layout.FIXED_SIZE_LIST, format);
+      byte[] bytes = Files.readAllBytes(input);
+      IpcStructure.Message batch =
+          new IpcStructure(bytes, format == ArrowFormat.FILE)
+              .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
+      long rows =
+          ByteBuffer.wrap(bytes)
+              .order(ByteOrder.LITTLE_ENDIAN)
+              .getLong((int) batch.nodesPosition());
+      // Field node 0 (the 'id' column): one null among its values, and its validity buffer (the
+      // first buffer) emptied: no reader can tell which value is the null.
+      putLong(bytes, batch.nodesPosition() + 8, 1);
+      putLong(bytes, batch.buffersPosition() + 8, 0);
+      Files.write(input, bytes);
+      assertCleanError(
+          input,
+          "Cannot read Arrow file '"
+              + input
+              + "': its field 'id' has 1 nulls among "
+              + rows
+              + " values but no validity bits");
+      Files.delete(input);
+    }
+  }
+
   private Path write(Layout layout, ArrowFormat format) throws IOException {
     Path input = directory.resolve("input.arrow");
     try (BufferAllocator allocator = new RootAllocator()) {

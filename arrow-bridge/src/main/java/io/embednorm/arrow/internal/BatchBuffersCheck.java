@@ -21,10 +21,11 @@ import org.apache.arrow.vector.types.pojo.Field;
 /**
  * Checks the buffers of a record batch against its field nodes, before Arrow Java loads it into
  * vectors or the mapped path copies it: every buffer is as large as its node's length asks, list
- * and string offsets start at or above 0 and end within their values, every column is as long as
- * the batch and children are as long as their parents need. Arrow Java's loader sets value counts
- * from these numbers and grows any buffer that is too small, failing half way and leaking what it
- * allocated. Reads the first and last offset of each offsets buffer, nothing per row.
+ * and string offsets start at or above 0 and end within their values, a node with some nulls (not
+ * none, not all) has validity bits, every column is as long as the batch and children are as long
+ * as their parents need. Arrow Java's loader sets value counts from these numbers and grows any
+ * buffer that is too small, failing half way and leaking what it allocated. Reads the first and
+ * last offset of each offsets buffer, nothing per row.
  */
 public final class BatchBuffersCheck {
   /** The buffers of one batch, read where they lie. */
@@ -161,7 +162,8 @@ public final class BatchBuffersCheck {
     if (node >= nodes.size()) {
       throw new DamagedBatch("it has fewer field nodes than its schema has fields");
     }
-    long length = nodes.get(node++)[0];
+    long length = nodes.get(node)[0];
+    long nulls = nodes.get(node++)[1];
     if (length < needed) {
       throw damaged(field, "has " + length + " values where " + needed + " are needed");
     }
@@ -186,6 +188,11 @@ public final class BatchBuffersCheck {
         case VALIDITY:
           if (bytes != 0) {
             need(field, "validity", bytes, (length + 7) / 8);
+          } else if (nulls != 0 && nulls != length) {
+            // Without bits only "none" and "all" can be told apart; Arrow Java would read the
+            // absent bits past their end.
+            throw damaged(
+                field, "has " + nulls + " nulls among " + length + " values but no validity bits");
           }
           break;
         case OFFSET:
