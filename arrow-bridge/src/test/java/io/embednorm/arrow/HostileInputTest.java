@@ -106,13 +106,8 @@ class HostileInputTest {
     for (ArrowFormat format : ArrowFormat.values()) {
       Path input = write(Layout.FIXED_SIZE_LIST, format);
       byte[] bytes = Files.readAllBytes(input);
-      IpcStructure.Message batch =
-          new IpcStructure(bytes, format == ArrowFormat.FILE)
-              .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
-      long rows =
-          ByteBuffer.wrap(bytes)
-              .order(ByteOrder.LITTLE_ENDIAN)
-              .getLong((int) batch.lengthPosition());
+      IpcStructure.Message batch = firstBatch(bytes, format);
+      long rows = getLong(bytes, batch.lengthPosition());
       // The batch says 2 rows, each column keeps all of its rows: Arrow Java's reader would cut
       // every column to 2 rows and the output would lack the others.
       putLong(bytes, batch.lengthPosition(), 2);
@@ -133,13 +128,8 @@ class HostileInputTest {
     for (ArrowFormat format : ArrowFormat.values()) {
       Path input = write(Layout.FIXED_SIZE_LIST, format);
       byte[] bytes = Files.readAllBytes(input);
-      IpcStructure.Message batch =
-          new IpcStructure(bytes, format == ArrowFormat.FILE)
-              .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
-      long rows =
-          ByteBuffer.wrap(bytes)
-              .order(ByteOrder.LITTLE_ENDIAN)
-              .getLong((int) batch.nodesPosition());
+      IpcStructure.Message batch = firstBatch(bytes, format);
+      long rows = getLong(bytes, batch.nodesPosition());
       // Field node 0 (the 'id' column): one null among its values, and its validity buffer (the
       // first buffer) emptied: no reader can tell which value is the null.
       putLong(bytes, batch.nodesPosition() + 8, 1);
@@ -190,6 +180,15 @@ class HostileInputTest {
       assertThat(allocator.getAllocatedMemory()).isZero();
     }
     assertThat(TestFiles.files(output.getParent())).isEmpty();
+  }
+
+  private static IpcStructure.Message firstBatch(byte[] bytes, ArrowFormat format) {
+    return new IpcStructure(bytes, format == ArrowFormat.FILE)
+        .messages.stream().filter(IpcStructure.Message::isRecordBatch).findFirst().get();
+  }
+
+  private static long getLong(byte[] bytes, long position) {
+    return ByteBuffer.wrap(bytes).order(ByteOrder.LITTLE_ENDIAN).getLong((int) position);
   }
 
   private static void putLong(byte[] bytes, long position, long value) {

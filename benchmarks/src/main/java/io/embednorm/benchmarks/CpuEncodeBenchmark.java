@@ -15,6 +15,7 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
 import java.util.Random;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,27 +33,11 @@ public final class CpuEncodeBenchmark {
   private CpuEncodeBenchmark() {}
 
   public static void main(String[] args) throws Exception {
-    int[] widths = {128, 768, 4096};
-    List<Op> ops = List.of(Op.L2_NORMALIZE, Op.RMS_NORM);
-    List<Encoding> encodings = List.of(Encoding.values());
-    int mebibytes = 256;
-    int threads = Runtime.getRuntime().availableProcessors();
-    int repeats = 10;
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      String value = args[i + 1];
-      switch (args[i]) {
-        case "--widths" ->
-            widths = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
-        case "--ops" -> ops = Arrays.stream(value.split(",")).map(Op::fromName).toList();
-        case "--encodings" ->
-            encodings = Arrays.stream(value.split(",")).map(Encoding::named).toList();
-        case "--mib" -> mebibytes = Integer.parseInt(value);
-        case "--threads" -> threads = Integer.parseInt(value);
-        case "--repeats" -> repeats = Integer.parseInt(value);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]);
-      }
-    }
-    run(widths, ops, encodings, mebibytes, threads, repeats);
+    EncodeOptions options = EncodeOptions.parse(args, Set.of("--mib", "--threads", "--repeats"));
+    int mebibytes = (int) options.number("--mib", 256);
+    int threads = (int) options.number("--threads", Runtime.getRuntime().availableProcessors());
+    int repeats = (int) options.number("--repeats", 10);
+    run(options.widths(), options.ops(), options.encodings(), mebibytes, threads, repeats);
   }
 
   private static void run(
@@ -161,10 +146,15 @@ public final class CpuEncodeBenchmark {
     }
   }
 
-  /** Median seconds of {@code repeats} runs after two warm-up runs. */
+  /**
+   * Median seconds of {@code repeats} runs after warm-up runs for at least a second (the engine
+   * moves to its SIMD passes once the JIT has compiled them).
+   */
   private static double median(int repeats, Runnable work) {
-    work.run();
-    work.run();
+    long warmUpEnd = System.nanoTime() + 1_000_000_000L;
+    for (int run = 0; run < 3 || System.nanoTime() < warmUpEnd; run++) {
+      work.run();
+    }
     double[] seconds = new double[repeats];
     for (int i = 0; i < repeats; i++) {
       long started = System.nanoTime();

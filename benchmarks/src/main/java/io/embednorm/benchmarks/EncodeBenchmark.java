@@ -15,9 +15,9 @@ import io.embednorm.engine.cuda.EncodeKernels;
 import io.embednorm.engine.cuda.KernelLaunches;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import java.util.SplittableRandom;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -41,24 +41,12 @@ public final class EncodeBenchmark {
   private EncodeBenchmark() {}
 
   public static void main(String[] args) {
-    int[] widths = {128, 768, 4096};
-    List<Op> ops = List.of(Op.L2_NORMALIZE, Op.RMS_NORM);
-    List<Encoding> encodings = List.of(Encoding.values());
-    double gib = 1;
-    int repeats = 30;
-    for (int i = 0; i + 1 < args.length; i += 2) {
-      String value = args[i + 1];
-      switch (args[i]) {
-        case "--widths" ->
-            widths = Arrays.stream(value.split(",")).mapToInt(Integer::parseInt).toArray();
-        case "--ops" -> ops = Arrays.stream(value.split(",")).map(Op::fromName).toList();
-        case "--encodings" ->
-            encodings = Arrays.stream(value.split(",")).map(Encoding::named).toList();
-        case "--gib" -> gib = Double.parseDouble(value);
-        case "--repeats" -> repeats = Integer.parseInt(value);
-        default -> throw new IllegalArgumentException("unknown option " + args[i]);
-      }
-    }
+    EncodeOptions options = EncodeOptions.parse(args, Set.of("--gib", "--repeats"));
+    int[] widths = options.widths();
+    List<Op> ops = options.ops();
+    List<Encoding> encodings = options.encodings();
+    double gib = options.number("--gib", 1);
+    int repeats = (int) options.number("--repeats", 30);
     String unavailable = CudaEngine.unavailableReason();
     if (unavailable == null && !EncodeKernels.isBundled()) {
       unavailable = "this jar was built without the encoding kernels (-Dembednorm.cpuOnly)";
