@@ -215,6 +215,23 @@ public final class ArrowFiles {
   /** Runs the record-batch path with an allocator of its own; closes the selection. */
   private static NormalizeResult normalizeWithOwnAllocator(
       EngineSelection selection, DeviceChoice device, String pathReason, FileJob job) {
+    return withOwnNormalizer(
+        selection,
+        device,
+        (normalizer, allocator) -> normalizeBatches(job, normalizer, allocator, pathReason));
+  }
+
+  /** Work on a file's batches with a normalizer and the allocator it draws from. */
+  interface BatchWork {
+    NormalizeResult run(ArrowNormalizer normalizer, BufferAllocator allocator);
+  }
+
+  /**
+   * Runs {@code work} with a root allocator for {@code device} and a normalizer over {@code
+   * selection}, and closes all three (the selection also when the allocator cannot be made).
+   */
+  static NormalizeResult withOwnNormalizer(
+      EngineSelection selection, DeviceChoice device, BatchWork work) {
     BufferAllocator allocator;
     try {
       allocator = PinnedAllocators.newRootAllocatorFor(device, Long.MAX_VALUE);
@@ -225,7 +242,7 @@ public final class ArrowFiles {
     try (allocator;
         ArrowNormalizer normalizer =
             new ArrowNormalizer(allocator, selection, ArrowNormalizer.DEFAULT_CHUNK_BYTES)) {
-      return normalizeBatches(job, normalizer, allocator, pathReason);
+      return work.run(normalizer, allocator);
     }
   }
 

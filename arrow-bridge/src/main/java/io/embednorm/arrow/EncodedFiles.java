@@ -2,7 +2,6 @@ package io.embednorm.arrow;
 
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.Encoding;
-import io.embednorm.engine.EngineSelection;
 import io.embednorm.engine.Normalization;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -32,20 +31,12 @@ final class EncodedFiles {
       DeviceChoice device,
       LongConsumer progress) {
     ArrowFiles.checkOutput(input, output);
-    EngineSelection selection = FileDevices.select(input, device);
-    BufferAllocator allocator;
-    try {
-      allocator = PinnedAllocators.newRootAllocatorFor(device, Long.MAX_VALUE);
-    } catch (RuntimeException | Error failure) {
-      selection.close();
-      throw failure;
-    }
-    try (allocator;
-        ArrowNormalizer normalizer =
-            new ArrowNormalizer(allocator, selection, ArrowNormalizer.DEFAULT_CHUNK_BYTES)) {
-      return encodeBatches(
-          input, output, column, normalization, encoding, normalizer, allocator, progress);
-    }
+    return ArrowFiles.withOwnNormalizer(
+        FileDevices.select(input, device),
+        device,
+        (normalizer, allocator) ->
+            encodeBatches(
+                input, output, column, normalization, encoding, normalizer, allocator, progress));
   }
 
   private static NormalizeResult encodeBatches(
