@@ -15,12 +15,13 @@ import org.apache.arrow.memory.util.MemoryUtil;
  */
 final class CountingHostMemory implements HostMemory {
   private final AtomicLong allocated = new AtomicLong();
+  private final AtomicLong peak = new AtomicLong();
   private final ConcurrentSkipListMap<Long, Long> blocks = new ConcurrentSkipListMap<>();
 
   @Override
   public PinnedBlock allocate(long bytes) {
     long address = MemoryUtil.allocateMemory(bytes);
-    allocated.addAndGet(bytes);
+    peak.accumulateAndGet(allocated.addAndGet(bytes), Math::max);
     blocks.put(address, address + bytes);
     return new PinnedBlock() {
       private boolean closed;
@@ -77,6 +78,11 @@ final class CountingHostMemory implements HostMemory {
   @Override
   public long allocatedBytes() {
     return allocated.get();
+  }
+
+  /** The most bytes allocated at once so far. */
+  long peakBytes() {
+    return peak.get();
   }
 
   @Override

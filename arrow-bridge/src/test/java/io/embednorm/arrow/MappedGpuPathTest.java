@@ -58,6 +58,7 @@ class MappedGpuPathTest {
   @AfterEach
   void close() {
     System.clearProperty(InternalSwitches.STAGING_SLOT_BYTES.name());
+    System.clearProperty(InternalSwitches.STAGING_POOL_BYTES.name());
     System.clearProperty(InternalSwitches.FAULTS_FAIL_GPU_CALL.name());
     GpuFaults.reset();
     assertThat(memory.allocatedBytes()).as("slot bytes left").isZero();
@@ -109,6 +110,19 @@ class MappedGpuPathTest {
     }
     TestFiles.assertSameContents(
         allocator, batches, directory.resolve("mapped.arrow"), "embedding", "seed " + seed);
+  }
+
+  /**
+   * A pool of one slot for a file of many chunks, ragged rows and rows wider than a slot: each
+   * chunk waits for the writer to hand the slot back, and the output is the same.
+   */
+  @Test
+  void oneSlotCarriesAFileOfManyChunks() throws IOException {
+    System.setProperty(
+        InternalSwitches.STAGING_POOL_BYTES.name(), Long.toString(2 * ((24 << 10) + 8)));
+    writesWhatTheRecordBatchPathWritesOnTheGpu(Op.LAYER_NORM, LIST, ElementType.FLOAT32, 900);
+    writesWhatTheRecordBatchPathWritesOnTheGpu(
+        Op.RMS_NORM, FIXED_SIZE_LIST, ElementType.FLOAT32, 7000);
   }
 
   /** A GPU fault at the third chunk: every batch's values are written again on the CPU engine. */

@@ -5,14 +5,15 @@ import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileSystemException;
 import java.util.function.LongUnaryOperator;
 import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * Staging sources and targets in files, for the mapped path on the GPU: position {@code p} is byte
- * {@code p} of the channel, read into a slot and written from one with positional I/O (several
- * threads at once, as {@link FileChannel} allows). Failures come as {@link UncheckedIOException}s,
- * whose cause the caller rethrows.
+ * {@code p} of the channel, read into a slot (several threads at once, as {@link FileChannel}
+ * allows) and written from one with positional I/O (one thread). Failures come as {@link
+ * UncheckedIOException}s, whose cause the caller rethrows.
  */
 public final class FileStaging {
   private FileStaging() {}
@@ -48,17 +49,47 @@ public final class FileStaging {
     };
   }
 
-  /** Writes position {@code p} to byte {@code p} of {@code output}. */
+  /**
+   * Writes position {@code p} to byte {@code p} of {@code output}, on one writer thread ({@link
+   * StagingTarget#writesOnOneThread()}): the kernel serializes the writes to one file, so more
+   * threads would only queue on its lock. A failure says which bytes it was writing.
+   */
   public static StagingTarget target(FileChannel output) {
-    return (address, position, bytes) -> {
-      ByteBuffer slot = MemoryUtil.directBuffer(address, Math.toIntExact(bytes));
-      try {
-        while (slot.hasRemaining()) {
-          output.write(slot, position + slot.position());
+    return new StagingTarget() {
+      @Override
+      public void copyFrom(long address, long position, long bytes) {
+        ByteBuffer slot = MemoryUtil.directBuffer(address, Math.toIntExact(bytes));
+        try {
+          while (slot.hasRemaining()) {
+            output.write(slot, position + slot.position());
+          }
+        } catch (IOException failure) {
+          throw new UncheckedIOException(
+              new IOException(
+                  reason(failure)
+                      + " (writing bytes "
+                      + position
+                      + " to "
+                      + (position + bytes)
+                      + " of the output, "
+                      + slot.position()
+                      + " of them written)",
+                  failure));
         }
-      } catch (IOException failure) {
-        throw new UncheckedIOException(failure);
+      }
+
+      @Override
+      public boolean writesOnOneThread() {
+        return true;
       }
     };
+  }
+
+  private static String reason(IOException failure) {
+    if (failure instanceof FileSystemException system && system.getReason() != null) {
+      return system.getReason();
+    }
+    String message = failure.getMessage();
+    return message == null || message.isBlank() ? failure.getClass().getSimpleName() : message;
   }
 }

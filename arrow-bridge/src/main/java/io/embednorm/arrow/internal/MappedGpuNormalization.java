@@ -23,10 +23,11 @@ import java.util.function.LongConsumer;
  * MappedFileNormalization}) every byte but the column's values is copied in the kernel and the
  * validity of null rows marked, then the values go from the input file straight into pinned staging
  * slots (positional reads on the copy threads, {@link FileStaging}), through the GPU, and from the
- * slots to the output file at their positions, overlapped ({@link StagedChunks}); no Arrow vector
- * holds them. The rows get the kernels, hence the bits, of the record-batch path on the GPU (a slot
- * keeps each row's offset modulo 16 in the reader's buffer; ragged batches take the shape of the
- * batch). Invalid rows are zeroed once every chunk is written.
+ * slots to the output file at their positions (one writer thread, which writes a chunk while the
+ * next ones are read), overlapped ({@link StagedChunks}); no Arrow vector holds them. The rows get
+ * the kernels, hence the bits, of the record-batch path on the GPU (a slot keeps each row's offset
+ * modulo 16 in the reader's buffer; ragged batches take the shape of the batch). Invalid rows are
+ * zeroed once every chunk is written.
  *
  * <p>When the GPU fails (a fault, or no memory for a chunk at the split floor), the values of every
  * batch are written again on the CPU engine, so the output is then the CPU mapped path's. On any

@@ -16,7 +16,10 @@ import java.util.List;
  * session says the chunk is done, its output is copied from the slot to the {@link StagingTarget}
  * and the slot reused. Up to {@code lanes + 2} slots are in flight, so that filling and draining
  * overlap the device's uploads, kernels and downloads. A side whose memory is pinned already
- * ({@code pinnedAddress}) is copied by the device in place.
+ * ({@code pinnedAddress}) is copied by the device in place. A target that {@linkplain
+ * StagingTarget#writesOnOneThread() writes on one thread} gets each finished chunk whole on a
+ * writer thread of this staging's ({@link SlotWriter}), which writes it while this thread fills the
+ * next chunks; its slot is reused once written, and a failed write is thrown here.
  *
  * <p>Used by one thread, as its session. Holds slots of the {@link StagingPool} from the first
  * chunk to {@link #close()}: the caller closes it after the session has closed (or after {@link
@@ -31,6 +34,7 @@ public final class StagedChunks implements AutoCloseable {
   private final Deque<StagingSlot> idle = new ArrayDeque<>();
   private final Deque<InFlight> inFlight = new ArrayDeque<>();
   private final List<StagingSlot> unsettled = new ArrayList<>();
+  private final SlotWriter writer;
   private int held;
   private boolean closed;
 
@@ -42,6 +46,7 @@ public final class StagedChunks implements AutoCloseable {
     this.source = source;
     this.target = target;
     this.slotLimit = Math.max(1, Math.min(pool.maximumSlots(), session.lanes() + 2));
+    this.writer = target.writesOnOneThread() ? new SlotWriter(target) : null;
   }
 
   /** Enqueues a chunk whose input and output are at the given addresses; returns its ticket. */
@@ -100,6 +105,10 @@ public final class StagedChunks implements AutoCloseable {
     while (!inFlight.isEmpty()) {
       completeOldest();
     }
+    if (writer != null) {
+      writer.awaitAll();
+      takeWritten();
+    }
   }
 
   /** Gives every slot back to the pool; call after the session has closed. Idempotent. */
@@ -109,6 +118,10 @@ public final class StagedChunks implements AutoCloseable {
       return;
     }
     closed = true;
+    if (writer != null) {
+      writer.stop();
+      unsettled.addAll(writer.takeAllWritten());
+    }
     for (InFlight chunk : inFlight) {
       unsettled.add(chunk.slot());
     }
@@ -123,11 +136,17 @@ public final class StagedChunks implements AutoCloseable {
 
   /**
    * A slot for {@code bytes}: one of this staging's idle ones, a new one from the pool while this
-   * staging holds fewer than its limit, else the oldest chunk's once it is done and drained. Waits
-   * for the pool only while it holds none, so that sessions sharing a pool always progress.
+   * staging holds fewer than its limit, else the oldest chunk's once it is done and drained (or,
+   * none being in flight, the first written by the writer). Waits for the pool only while it holds
+   * none, so that sessions sharing a pool always progress. A wide slot is allocated once fewer than
+   * the limit of chunks are in flight or being written, so that wide slots cannot pile up.
    */
   private StagingSlot take(long bytes) {
+    takeWritten();
     if (bytes > pool.slotBytes()) {
+      while (inFlight.size() + (writer == null ? 0 : writer.pending()) >= slotLimit) {
+        awaitSlot();
+      }
       return pool.takeWide(bytes);
     }
     StagingSlot slot = idle.poll();
@@ -142,16 +161,49 @@ public final class StagedChunks implements AutoCloseable {
       }
     }
     while (idle.isEmpty()) {
-      completeOldest();
+      awaitSlot();
     }
     return idle.poll();
   }
 
-  /** Waits for the oldest chunk in flight, drains its output and frees its slot. */
+  /**
+   * Frees a slot: the oldest chunk in flight's, its output drained or handed to the writer, else
+   * (that keeping the writer busy) the first one the writer is done with.
+   */
+  private void awaitSlot() {
+    if (!inFlight.isEmpty()) {
+      completeOldest();
+    } else if (writer != null && writer.pending() > 0) {
+      writer.awaitWritten();
+    } else {
+      throw new IllegalStateException("Cannot stage a chunk: every slot is held by a failed one");
+    }
+    takeWritten();
+  }
+
+  /** Keeps the slots whose writes have ended; throws the failure of a write. */
+  private void takeWritten() {
+    if (writer == null) {
+      return;
+    }
+    StagingSlot slot;
+    while ((slot = writer.pollWritten()) != null) {
+      settle(slot);
+    }
+  }
+
+  /**
+   * Waits for the oldest chunk in flight, drains its output (or hands it to the writer) and frees
+   * its slot.
+   */
   private void completeOldest() {
     InFlight chunk = inFlight.poll();
     try {
       session.awaitChunk(chunk.ticket());
+      if (chunk.output() != NOT_PINNED && writer != null) {
+        writer.write(chunk.slot(), chunk.output(), chunk.position(), chunk.bytes());
+        return;
+      }
       if (chunk.output() != NOT_PINNED) {
         long output = chunk.output();
         long position = chunk.position();
