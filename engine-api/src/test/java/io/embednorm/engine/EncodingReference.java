@@ -75,11 +75,14 @@ public final class EncodingReference {
       float actualScale,
       double relative,
       String context) {
+    // The row's scale: its largest finite |y| (an infinite element sets no scale for the others).
     double largest = 0;
     boolean finite = true;
     for (int i = 0; i < width; i++) {
       finite &= Double.isFinite(y[offset + i]);
-      largest = Math.max(largest, Math.abs(y[offset + i]));
+      if (Double.isFinite(y[offset + i])) {
+        largest = Math.max(largest, Math.abs(y[offset + i]));
+      }
     }
     switch (encoding) {
       case FLOAT16, BFLOAT16 -> {
@@ -98,7 +101,7 @@ public final class EncodingReference {
           }
           // Sums in another order move y by ulps of the row's scale, not only of y itself (a
           // value near 0 after LayerNorm's subtraction, say).
-          double band = (Math.abs(value) + (Double.isFinite(largest) ? largest : 0)) * relative;
+          double band = (Math.abs(value) + largest) * relative;
           double low = reference.value(reference.round(value - band));
           double high = reference.value(reference.round(value + band));
           double got = reference.value(bits);
