@@ -120,7 +120,6 @@ __device__ __forceinline__ void encode_warp_row(
   warp_normalize<OP, float, float, PACK, PACKS>(x, input + start, n, group, group_lane, lane, eps,
                                                 use_double, scale_double, shift_double);
   // y as the unfused warp kernel stores it: the float64 fallback's rows, then weight and bias.
-  float largest = 0.0f;
 #pragma unroll
   for (int p = 0; p < PACKS; ++p) {
     const int col = column<PACK>(p, 0, group, group_lane);
@@ -134,7 +133,6 @@ __device__ __forceinline__ void encode_warp_row(
         }
         if (weight != nullptr) value *= weight[col + k];
         if (bias != nullptr) value += bias[col + k];
-        largest = max_nan(largest, magnitude(value));
       } else {
         value = 0.0f;
       }
@@ -182,6 +180,10 @@ __device__ __forceinline__ void encode_warp_row(
   }
   float scale = 1.0f;
   if (encoding == kEncodeInt8) {
+    // |y| only here: the other encodings do not pay for it (positions past the row hold 0)
+    float largest = 0.0f;
+#pragma unroll
+    for (int i = 0; i < PACK * PACKS; ++i) largest = max_nan(largest, magnitude(x[i]));
     scale = int8_scale(group_max(largest, group));
     if (active && group_lane == 0) scales[row] = scale;
   }
@@ -597,7 +599,6 @@ __device__ __forceinline__ void encode_register_rows(
         for (int i = 0; i < kCols; ++i) x[i] = (x[i] - maximum) - log_sum;
       }
     }
-    float largest = 0.0f;
 #pragma unroll
     for (int p = 0; p < PACKS; ++p) {
 #pragma unroll
@@ -612,7 +613,6 @@ __device__ __forceinline__ void encode_register_rows(
           }
           if (weight != nullptr) value *= weight[col];
           if (bias != nullptr) value += bias[col];
-          largest = max_nan(largest, magnitude(value));
         } else {
           value = 0.0f;
         }
@@ -639,6 +639,9 @@ __device__ __forceinline__ void encode_register_rows(
     } else {
       float scale = 1.0f;
       if (encoding == kEncodeInt8) {
+        float largest = 0.0f;
+#pragma unroll
+        for (int i = 0; i < kCols; ++i) largest = max_nan(largest, magnitude(x[i]));
         scale = int8_scale(block_reduce<float, true>(largest, scratch));
         if (thread == 0) scales[row] = scale;
       }
