@@ -209,6 +209,30 @@ public final class ArrowNormalizer implements AutoCloseable {
       List<Normalization> steps,
       NormalizationMetrics metrics,
       long firstRowIndex) {
+    return normalize(input, steps, metrics, firstRowIndex, null);
+  }
+
+  /**
+   * As {@link #normalize(FieldVector, List, NormalizationMetrics)}, the result's element buffer
+   * from {@code memory} (its other buffers, a few bits or bytes a row, from the normalizer's
+   * allocator). The caller closes the result, which releases that buffer. On a GPU, memory that is
+   * not pinned is staged, as an ordinary allocator's input is.
+   */
+  public FieldVector normalize(
+      FieldVector input,
+      List<Normalization> steps,
+      NormalizationMetrics metrics,
+      ResultMemory memory) {
+    return normalize(input, steps, metrics, 0, Objects.requireNonNull(memory, "memory"));
+  }
+
+  /** The calls' common path; {@code memory} null for buffers from the normalizer's allocator. */
+  private FieldVector normalize(
+      FieldVector input,
+      List<Normalization> steps,
+      NormalizationMetrics metrics,
+      long firstRowIndex,
+      ResultMemory memory) {
     Objects.requireNonNull(input, "input");
     Objects.requireNonNull(steps, "steps");
     Objects.requireNonNull(metrics, "metrics");
@@ -228,7 +252,7 @@ public final class ArrowNormalizer implements AutoCloseable {
     }
     return new ChunkedNormalization(
             engine, gpus, this::cpuFallback, steps, chunkByteLimit, gpuChunkBytes)
-        .normalize(column, allocator, firstRowIndex, metrics);
+        .normalize(column, allocator, memory, firstRowIndex, metrics);
   }
 
   /** Whether auto's size rule sends a call on {@code column} to the CPU engine. */

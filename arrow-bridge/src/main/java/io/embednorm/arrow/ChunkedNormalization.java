@@ -67,13 +67,15 @@ final class ChunkedNormalization {
   }
 
   /**
-   * Returns the normalized column, allocated from {@code allocator}; the caller closes it.
+   * Returns the normalized column, allocated from {@code allocator} (its element buffer from {@code
+   * memory} where that is not null); the caller closes it.
    *
    * @param firstRowIndex the index of the column's first row in messages
    */
   FieldVector normalize(
       ListColumn input,
       BufferAllocator allocator,
+      ResultMemory memory,
       long firstRowIndex,
       NormalizationMetrics metrics) {
     long started = System.nanoTime();
@@ -86,7 +88,10 @@ final class ChunkedNormalization {
     // worked out on another thread while the chunks go (a large batch's element validity is
     // megabytes of bits, a fair share of the time its copies take).
     boolean[] early = needsValidityFirst() || !gpu ? validRows(input) : null;
-    FieldVector output = allocateOutput(input, allocator, (int) (end - base), gpu);
+    FieldVector output =
+        memory != null
+            ? input.allocateOutput(allocator, (int) (end - base), memory::elements)
+            : allocateOutput(input, allocator, (int) (end - base), gpu);
     CompletableFuture<boolean[]> marked =
         early != null
             ? CompletableFuture.completedFuture(markValidity(input, early, output))

@@ -65,6 +65,63 @@ class ColumnarLeakTest {
     }
   }
 
+  /**
+   * Batches whose sizes vary through a task (ragged rows whose widths rise and fall, null rows and
+   * rows with a null element, a short last batch), so that the memory the operator keeps between
+   * batches grows, is reused by smaller batches, and must not show a larger batch's rows in a
+   * smaller one's: every row matches the float64 reference, and at the end of the tasks the memory
+   * is released.
+   */
+  @Test
+  void batchesOfVaryingSizesInATaskMatchTheReferenceAndReleaseTheirMemory() {
+    List<Double[]> varying = varyingRows(TestData.SEED);
+    TestData.frame(spark, "float", varying).repartition(1).createOrReplaceTempView("varying");
+    spark.conf().set(EmbedNormConfig.DEVICE.name(), "cpu");
+    spark.conf().set(EmbedNormConfig.BATCH_ROWS.name(), "64");
+    long allocatedBefore = TaskAllocators.allocatedBytes();
+
+    Dataset<Row> result = spark.sql("SELECT id, rms_norm(x) AS y FROM varying");
+    Map<Integer, List<?>> values = Results.byId(result);
+
+    assertNoArrowMemoryLeft(allocatedBefore);
+    EmbedNormProjectExec operator =
+        Results.find(result.queryExecution().executedPlan(), EmbedNormProjectExec.class);
+    assertThat(operator).as("the columnar operator is planned").isNotNull();
+    assertThat(operator.metrics().get("numBatches").get().value()).isGreaterThan(20);
+    double epsilon = Reference.defaultEpsilon("rms_norm");
+    for (int id = 0; id < varying.size(); id++) {
+      Accuracy.FLOAT.assertRow(
+          "seed " + TestData.SEED + ", row " + id,
+          values.get(id),
+          Reference.compute("rms_norm", varying.get(id), epsilon, null, null));
+    }
+  }
+
+  /**
+   * 1,500 rows whose widths rise to 200 and fall back, in steps of 300 rows; one in ten null, one
+   * in twelve with a null element.
+   */
+  static List<Double[]> varyingRows(long seed) {
+    Random random = new Random(seed);
+    int[] widths = {8, 200, 3, 120, 1};
+    List<Double[]> result = new ArrayList<>();
+    for (int row = 0; row < 1_500; row++) {
+      if (random.nextInt(10) == 0) {
+        result.add(null);
+        continue;
+      }
+      Double[] values = new Double[random.nextInt(widths[row / 300] + 1)];
+      for (int i = 0; i < values.length; i++) {
+        values[i] = (double) (float) random.nextGaussian();
+      }
+      if (values.length > 0 && random.nextInt(12) == 0) {
+        values[random.nextInt(values.length)] = null;
+      }
+      result.add(values);
+    }
+    return result;
+  }
+
   /** The root allocator holds what it held before, and only the shared results' child is open. */
   static void assertNoArrowMemoryLeft(long allocatedBefore) {
     assertThat(TaskAllocators.allocatedBytes()).isEqualTo(allocatedBefore);

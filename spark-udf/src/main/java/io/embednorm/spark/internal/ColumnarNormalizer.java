@@ -28,14 +28,17 @@ import org.slf4j.LoggerFactory;
  * <p>The copy out of Arrow pays for itself: Spark's row conversion, which reads every element of
  * the results, reads an on-heap vector several times faster than an {@link
  * org.apache.spark.sql.vectorized.ArrowColumnVector}; so it is unconditional. A batch's Arrow
- * memory (inputs from the task's allocator, so that a leak fails the task; each result closed once
- * copied) is freed before {@link #normalize} returns; the result vectors stay valid until the next
- * call to {@link #normalize}, which overwrites them, or {@link #close()}. Each holds up to twice
- * the elements of the task's largest batch on the heap (Spark's vectors grow by doubling), as the
- * scan's own vectors do. A batch that fails on the GPU runs again on the CPU engine inside {@link
- * ArrowNormalizer} (docs/SEMANTICS.md, Devices); the batch result says so, and the first such batch
- * of the task logs one warning, with the reason (later ones only count in the SQL metric {@code
- * cpuFallbackBatches}).
+ * memory is reused by the next batch of the task, not freed: the input copies ({@link
+ * InputVectors}) and the results' element buffers ({@link ResultBlocks}, lent to each result until
+ * it is closed once copied) come from the task's allocator (so that a leak fails the task), grow to
+ * the task's largest batch, and are freed by {@link #close()}; a large buffer allocated afresh per
+ * batch would be fresh pages, whose first touch costs about as much as the normalization on a CPU.
+ * The result vectors stay valid until the next call to {@link #normalize}, which overwrites them,
+ * or {@link #close()}. Each holds up to twice the elements of the task's largest batch on the heap
+ * (Spark's vectors grow by doubling), as the scan's own vectors do. A batch that fails on the GPU
+ * runs again on the CPU engine inside {@link ArrowNormalizer} (docs/SEMANTICS.md, Devices); the
+ * batch result says so, and the first such batch of the task logs one warning, with the reason
+ * (later ones only count in the SQL metric {@code cpuFallbackBatches}).
  */
 public final class ColumnarNormalizer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ColumnarNormalizer.class);
@@ -46,6 +49,8 @@ public final class ColumnarNormalizer implements AutoCloseable {
   private final TaskContext task;
   private final BufferAllocator allocator;
   private final OnHeapColumnVector[] outputs;
+  private final InputVectors inputs;
+  private final ResultBlocks results;
   private boolean warned;
 
   /**
@@ -60,6 +65,8 @@ public final class ColumnarNormalizer implements AutoCloseable {
     this.task = task;
     this.allocator = TaskAllocators.forTask(task);
     this.outputs = new OnHeapColumnVector[this.chains.size()];
+    this.inputs = new InputVectors(allocator);
+    this.results = new ResultBlocks(allocator);
   }
 
   /**
@@ -70,56 +77,53 @@ public final class ColumnarNormalizer implements AutoCloseable {
    */
   public BatchResult normalize(ColumnarBatch batch, NormalizationMetrics metrics) {
     BatchTimes times = new BatchTimes();
-    Map<Integer, ListVector> inputs = new HashMap<>();
+    Map<Integer, ListVector> copied = new HashMap<>();
     long copiedBytes = 0;
     boolean fellBack = false;
-    try {
-      ColumnVector[] columns = new ColumnVector[chains.size()];
-      for (int i = 0; i < chains.size(); i++) {
-        ColumnChain chain = chains.get(i);
-        ListVector input = inputs.get(chain.inputOrdinal());
-        if (input == null) {
-          input =
-              SparkArrays.toArrow(
-                  batch.column(chain.inputOrdinal()),
-                  batch.numRows(),
-                  chain.width(),
-                  chain.inputName(),
-                  allocator,
-                  times);
-          inputs.put(chain.inputOrdinal(), input);
-          copiedBytes += input.getBufferSize();
-        }
-        ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
-        NormalizationMetrics chainMetrics = new NormalizationMetrics();
-        FieldVector result =
-            chain.encoding() == null
-                ? normalizer.normalize(input, chain.steps(), chainMetrics)
-                : normalizer.normalizeEncoded(input, chain.steps(), chain.encoding(), chainMetrics);
-        metrics.add(chainMetrics);
-        if (chainMetrics.cpuFallbackCalls() > 0) {
-          fellBack = true;
-          warnOnce(chain, chainMetrics.cpuFallbackReason());
-        }
-        columns[i] = toSpark(i, chain, result, times);
+    ColumnVector[] columns = new ColumnVector[chains.size()];
+    for (int i = 0; i < chains.size(); i++) {
+      ColumnChain chain = chains.get(i);
+      ListVector input = copied.get(chain.inputOrdinal());
+      if (input == null) {
+        input = inputs.copy(batch, chain, times);
+        copied.put(chain.inputOrdinal(), input);
+        copiedBytes += input.getBufferSize();
       }
-      return new BatchResult(columns, copiedBytes, fellBack, times);
-    } finally {
-      long freeing = System.nanoTime();
-      inputs.values().forEach(ListVector::close);
-      times.addAllocation(System.nanoTime() - freeing);
+      ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
+      NormalizationMetrics chainMetrics = new NormalizationMetrics();
+      FieldVector result =
+          chain.encoding() == null
+              ? normalizer.normalize(input, chain.steps(), chainMetrics, results)
+              : normalizer.normalizeEncoded(input, chain.steps(), chain.encoding(), chainMetrics);
+      metrics.add(chainMetrics);
+      if (chainMetrics.cpuFallbackCalls() > 0) {
+        fellBack = true;
+        warnOnce(chain, chainMetrics.cpuFallbackReason());
+      }
+      columns[i] = toSpark(i, chain, result, times);
+    }
+    return new BatchResult(columns, copiedBytes, fellBack, times);
+  }
+
+  /** Frees the result vectors and the Arrow memory kept between batches. Idempotent. */
+  @Override
+  public void close() {
+    try (inputs;
+        results) {
+      for (int i = 0; i < outputs.length; i++) {
+        if (outputs[i] != null) {
+          outputs[i].close();
+          outputs[i] = null;
+        }
+      }
     }
   }
 
-  /** Frees the result vectors. Idempotent. */
-  @Override
-  public void close() {
-    for (int i = 0; i < outputs.length; i++) {
-      if (outputs[i] != null) {
-        outputs[i].close();
-        outputs[i] = null;
-      }
-    }
+  /**
+   * Bytes of Arrow memory this task keeps between batches (inputs and result blocks), for tests.
+   */
+  long heldBytes() {
+    return allocator.getAllocatedMemory();
   }
 
   /**

@@ -46,33 +46,70 @@ public final class SparkArrays {
       String name,
       BufferAllocator allocator,
       BatchTimes times) {
+    ListVector list = newList(name, width, allocator);
+    try {
+      return toArrow(column, rows, width, list, times);
+    } catch (RuntimeException | Error failure) {
+      list.close();
+      throw failure;
+    }
+  }
+
+  /**
+   * An empty list vector of {@code width} elements named {@code name}, allocated from {@code
+   * allocator}, for {@link #toArrow(ColumnVector, int, ElementWidth, ListVector, BatchTimes)} to
+   * fill batch after batch; the caller closes it.
+   */
+  public static ListVector newList(String name, ElementWidth width, BufferAllocator allocator) {
+    ListVector list = ListVector.empty(name, allocator);
+    ArrowType elementType =
+        new ArrowType.FloatingPoint(
+            width == ElementWidth.FLOAT
+                ? FloatingPointPrecision.SINGLE
+                : FloatingPointPrecision.DOUBLE);
+    list.addOrGetVector(FieldType.nullable(elementType));
+    return list;
+  }
+
+  /**
+   * Replaces what {@code list} (from {@link #newList}, of {@code width}) holds with the first
+   * {@code rows} rows of {@code column}, and returns it. Its buffers are reused where large enough,
+   * and replaced by larger ones where not: a task that copies every batch into one vector touches
+   * the same memory each time, where fresh buffers would be fresh pages. Adds the time spent
+   * allocating, and the rest of the time spent, to {@code times}.
+   */
+  public static ListVector toArrow(
+      ColumnVector column, int rows, ElementWidth width, ListVector list, BatchTimes times) {
     long started = System.nanoTime();
     long allocationBefore = times.allocationNanos();
-    ListVector list = ListVector.empty(name, allocator);
     try {
-      ArrowType elementType =
-          new ArrowType.FloatingPoint(
-              width == ElementWidth.FLOAT
-                  ? FloatingPointPrecision.SINGLE
-                  : FloatingPointPrecision.DOUBLE);
-      list.addOrGetVector(FieldType.nullable(elementType));
-      list.setInitialCapacity(Math.max(rows, 1));
-      long allocating = System.nanoTime();
-      list.allocateNew();
-      times.addAllocation(System.nanoTime() - allocating);
+      reserveRows(list, rows, times);
       if (column instanceof WritableColumnVector writable) {
         new Copy(list, width, times).fromWritable(writable, rows);
       } else {
         new Copy(list, width, times).fromAny(column, rows);
       }
       return list;
-    } catch (RuntimeException | Error failure) {
-      list.close();
-      throw failure;
     } finally {
       long allocation = times.allocationNanos() - allocationBefore;
       times.addCopy(System.nanoTime() - started - allocation);
     }
+  }
+
+  /**
+   * Gives {@code list} room for {@code rows} rows (new buffers only where it has too little) and
+   * marks them null, so that the copy sets the valid ones; offset 0 stays 0.
+   */
+  private static void reserveRows(ListVector list, int rows, BatchTimes times) {
+    if (list.getValueCapacity() < rows || list.getOffsetBuffer().capacity() == 0) {
+      long allocating = System.nanoTime();
+      list.clear();
+      list.setInitialCapacity(Math.max(rows, 1));
+      list.allocateNew();
+      times.addAllocation(System.nanoTime() - allocating);
+      return;
+    }
+    list.getValidityBuffer().setZero(0, DataSizeRoundingUtil.divideBy8Ceil(rows));
   }
 
   /**
@@ -265,20 +302,28 @@ public final class SparkArrays {
     }
 
     /**
-     * Element buffers loaded without Arrow's zeroing (allocateNew zeroes them): every element is
-     * written by the copy, and zeroing 12 MiB per Spark batch cost as much as a third of the
-     * operator's time on a 16-core host.
+     * The element vector with room for {@code total} elements, all valid: its buffers where large
+     * enough, else new ones an eighth larger, loaded without Arrow's zeroing (allocateNew zeroes
+     * them): every element is written by the copy, and zeroing 12 MiB per Spark batch cost as much
+     * as a third of the operator's time on a 16-core host.
      */
     private BaseFixedWidthVector allocateElements(int total) {
       BaseFixedWidthVector elements = (BaseFixedWidthVector) list.getDataVector();
-      long started = System.nanoTime();
-      BufferAllocator allocator = elements.getAllocator();
       int count = Math.max(total, 1);
       // Not BitVectorHelper.getValidityBufferSize: Arrow 19 (Spark 4.2) renamed it.
-      try (ArrowBuf validity = allocator.buffer(DataSizeRoundingUtil.divideBy8Ceil(count));
-          ArrowBuf data = allocator.buffer((long) count * width.bytes())) {
+      long validityBytes = DataSizeRoundingUtil.divideBy8Ceil(count);
+      if (elements.getDataBuffer().capacity() >= (long) count * width.bytes()
+          && elements.getValidityBuffer().capacity() >= validityBytes) {
+        elements.getValidityBuffer().setOne(0, validityBytes);
+        return elements;
+      }
+      long started = System.nanoTime();
+      BufferAllocator allocator = elements.getAllocator();
+      int room = (int) Math.min(Integer.MAX_VALUE, count + (long) count / 8);
+      try (ArrowBuf validity = allocator.buffer(DataSizeRoundingUtil.divideBy8Ceil(room));
+          ArrowBuf data = allocator.buffer((long) room * width.bytes())) {
         validity.setOne(0, validity.capacity());
-        elements.loadFieldBuffers(new ArrowFieldNode(total, 0), List.of(validity, data));
+        elements.loadFieldBuffers(new ArrowFieldNode(room, 0), List.of(validity, data));
       }
       times.addAllocation(System.nanoTime() - started);
       return elements;

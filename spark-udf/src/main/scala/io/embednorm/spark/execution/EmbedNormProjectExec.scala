@@ -23,8 +23,8 @@ import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
  * a columnar child, or from [[RowBatchExec]] over a row child.
  *
  * An output batch stays valid until the next one is asked for: its normalized columns are on-heap
- * Spark vectors that the task reuses for every batch (Spark reads them as fast as the scan's), and
- * the Arrow memory of a batch is freed before the batch is handed on.
+ * Spark vectors that the task reuses for every batch (Spark reads them as fast as the scan's), as
+ * it reuses its Arrow memory (freed when the task completes).
  */
 case class EmbedNormProjectExec(
     projectList: Seq[NamedExpression],
