@@ -4,12 +4,14 @@ import static io.embednorm.arrow.TestColumns.Layout.FIXED_SIZE_LIST;
 import static io.embednorm.arrow.TestColumns.Layout.LIST;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.embednorm.arrow.TestColumns.Layout;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EngineSelection;
+import io.embednorm.engine.Engines;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import java.io.IOException;
@@ -287,6 +289,30 @@ class ArrowFilesTest {
           .hasMessage("Cannot apply rms_norm to row 0: weight has 7 elements but the row has 6");
     }
     assertThat(files(directory)).containsExactly("in.arrow");
+  }
+
+  /**
+   * The GPU starts on a thread of its own while the file is read; a GPU that cannot start is still
+   * what a call that asked for it reports, whatever the file, and no output is left.
+   */
+  @Test
+  void gpuThatCannotStartIsReportedBeforeTheFile() throws IOException {
+    assumeTrue(Engines.gpuUnavailableReason() != null, "a GPU is usable here");
+    Path good = directory.resolve("in.arrow");
+    writeInput(good, FIXED_SIZE_LIST, ArrowFormat.FILE);
+    Path notArrow = Files.writeString(directory.resolve("notes.txt"), "not Arrow");
+    Path missing = directory.resolve("missing.arrow");
+    Path output = directory.resolve("out.arrow");
+    for (Path input : List.of(good, notArrow, missing)) {
+      assertThatThrownBy(
+              () ->
+                  ArrowFiles.normalizeFile(
+                      input, output, "embedding", RMS, DeviceChoice.GPU, rows -> {}))
+          .as(input.toString())
+          .isInstanceOf(EmbedNormException.class)
+          .hasMessageStartingWith("Cannot use device gpu: ");
+    }
+    assertThat(files(directory)).containsExactlyInAnyOrder("in.arrow", "notes.txt");
   }
 
   @Test
