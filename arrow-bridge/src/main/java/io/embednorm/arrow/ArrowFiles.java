@@ -74,48 +74,17 @@ public final class ArrowFiles {
     SchemaClassesWarmUp.start();
     checkOutput(input, output);
     long started = System.nanoTime();
-    FileJob job = new FileJob(input, output, column, normalization, progress);
-    // A GPU starts on a thread of its own while the file's layout is read.
-    FileDevices.Start start = FileDevices.start(input, device);
-    MappedPlan plan;
-    try {
-      plan = MappedPlan.open(job);
-    } catch (RuntimeException | Error failure) {
-      // A device that cannot start is reported first, as when it was asked for before the file.
-      start.await().close();
-      throw failure;
-    }
-    EngineSelection selection;
-    try {
-      selection = start.await();
-    } catch (RuntimeException | Error failure) {
-      plan.close();
-      throw failure;
-    }
+    EngineSelection selection = FileDevices.select(input, device);
     HostMemory pinned =
         selection.engine().copiesToDevice() && Engines.gpuUnavailableReason() == null
             ? Engines.hostMemory()
             : null;
-    return normalizeFile(job, device, selection, pinned, plan, started);
-  }
-
-  /** The mapped path's plan of a file, or why the path does not apply. Closes the plan. */
-  record MappedPlan(MappedColumnPlan plan, String unavailable) implements AutoCloseable {
-    static MappedPlan open(FileJob job) {
-      try {
-        return new MappedPlan(
-            MappedColumnPlan.open(job.input(), job.column(), job.normalization()), null);
-      } catch (MappedPathUnavailable unavailable) {
-        return new MappedPlan(null, unavailable.reason());
-      }
-    }
-
-    @Override
-    public void close() {
-      if (plan != null) {
-        plan.close();
-      }
-    }
+    return normalizeFile(
+        new FileJob(input, output, column, normalization, progress),
+        device,
+        selection,
+        pinned,
+        started);
   }
 
   /**
@@ -130,31 +99,18 @@ public final class ArrowFiles {
       EngineSelection selection,
       HostMemory pinned,
       long started) {
-    MappedPlan plan;
-    try {
-      plan = MappedPlan.open(job);
-    } catch (RuntimeException | Error failure) {
-      selection.close();
-      throw failure;
-    }
-    return normalizeFile(job, device, selection, pinned, plan, started);
-  }
-
-  /** As above, with the file's plan read already; closes the plan. */
-  private static NormalizeResult normalizeFile(
-      FileJob job,
-      DeviceChoice device,
-      EngineSelection selection,
-      HostMemory pinned,
-      MappedPlan mapped,
-      long started) {
     boolean gpu = selection.engine().copiesToDevice();
-    MappedColumnPlan plan = mapped.plan();
-    String notMapped = mapped.unavailable();
-    if (gpu && pinned == null) {
-      mapped.close();
-      plan = null;
-      notMapped = "the rows run on the GPU, which has no pinned memory to stage them";
+    MappedColumnPlan plan = null;
+    String notMapped = "the rows run on the GPU, which has no pinned memory to stage them";
+    if (!gpu || pinned != null) {
+      try {
+        plan = MappedColumnPlan.open(job.input(), job.column(), job.normalization());
+      } catch (MappedPathUnavailable unavailable) {
+        notMapped = unavailable.reason();
+      } catch (RuntimeException | Error failure) {
+        selection.close();
+        throw failure;
+      }
     }
     if (plan != null) {
       return gpu

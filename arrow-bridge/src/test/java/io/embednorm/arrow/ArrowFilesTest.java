@@ -291,10 +291,7 @@ class ArrowFilesTest {
     assertThat(files(directory)).containsExactly("in.arrow");
   }
 
-  /**
-   * The GPU starts on a thread of its own while the file is read; a GPU that cannot start is still
-   * what a call that asked for it reports, whatever the file, and no output is left.
-   */
+  /** A GPU that cannot start is what a call that asked for it reports, whatever the file. */
   @Test
   void gpuThatCannotStartIsReportedBeforeTheFile() throws IOException {
     assumeTrue(Engines.gpuUnavailableReason() != null, "a GPU is usable here");
