@@ -102,18 +102,8 @@ final class ParallelCopy {
 
     /** Waits for every piece (those claimed by other threads too), then throws a failure. */
     void awaitAll() {
-      boolean interrupted = false;
       synchronized (this) {
-        while (done < count) {
-          try {
-            wait();
-          } catch (InterruptedException stop) {
-            interrupted = true;
-          }
-        }
-      }
-      if (interrupted) {
-        Thread.currentThread().interrupt();
+        Monitors.awaitUninterruptibly(this, () -> done >= count);
       }
       Throwable first = failure.get();
       if (first instanceof RuntimeException runtime) {

@@ -60,33 +60,14 @@ final class SlotWriter {
 
   /** Waits until a write has ended, unless none is pending; throws the failure of a write. */
   synchronized void awaitWritten() {
-    boolean interrupted = false;
-    while (written.isEmpty() && failure == null && pending() > 0) {
-      try {
-        wait();
-      } catch (InterruptedException stop) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Monitors.awaitUninterruptibly(
+        this, () -> !written.isEmpty() || failure != null || pending() == 0);
     throwFailure();
   }
 
   /** Waits until every chunk handed over is written; throws the failure of a write. */
   synchronized void awaitAll() {
-    boolean interrupted = false;
-    while (failure == null && pending() > 0) {
-      try {
-        wait();
-      } catch (InterruptedException stop) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Monitors.awaitUninterruptibly(this, () -> failure != null || pending() == 0);
     throwFailure();
   }
 
@@ -101,17 +82,7 @@ final class SlotWriter {
       written.add(queued.poll().slot());
     }
     notifyAll();
-    boolean interrupted = false;
-    while (writing) {
-      try {
-        wait();
-      } catch (InterruptedException stop) {
-        interrupted = true;
-      }
-    }
-    if (interrupted) {
-      Thread.currentThread().interrupt();
-    }
+    Monitors.awaitUninterruptibly(this, () -> !writing);
   }
 
   /** Takes the slots of every ended write, without throwing a failure. */
