@@ -26,6 +26,12 @@ final class ArrowIpcFiles {
 
   private ArrowIpcFiles() {}
 
+  /** The file system of {@code path}; the local one without its checksum files. */
+  static FileSystem fileSystem(Path path, Configuration configuration) throws IOException {
+    FileSystem files = path.getFileSystem(configuration);
+    return files instanceof LocalFileSystem local ? local.getRawFileSystem() : files;
+  }
+
   /**
    * A new file at {@code path} (it must not exist) with {@code root}'s schema written; the caller
    * closes the writer, which closes the file.
@@ -34,11 +40,7 @@ final class ArrowIpcFiles {
     FSDataOutputStream stream = null;
     try {
       Path target = new Path(path);
-      FileSystem files = target.getFileSystem(configuration);
-      if (files instanceof LocalFileSystem local) {
-        files = local.getRawFileSystem();
-      }
-      stream = files.create(target, false, STREAM_BUFFER_BYTES);
+      stream = fileSystem(target, configuration).create(target, false, STREAM_BUFFER_BYTES);
       ArrowFileWriter file = new ArrowFileWriter(root, null, Channels.newChannel(stream));
       file.start();
       return file;

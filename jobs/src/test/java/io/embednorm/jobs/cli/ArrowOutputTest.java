@@ -174,11 +174,11 @@ class ArrowOutputTest {
   }
 
   /**
-   * Each task fixes the width from its own first non-null row: a task of null embeddings only
-   * writes List<float> (every entry null), the others FixedSizeList, and every row is there.
+   * Each task fixes the width from its own first non-null row; a task of null embeddings only
+   * writes List<float>, which the job then rewrites with the others' width: one schema, every row.
    */
   @Test
-  void aTaskWithoutValuesWritesListsWhileTheOthersFixTheirWidth() throws IOException {
+  void aTaskWithoutValuesTakesTheWidthTheOthersFound() throws IOException {
     Path input = folder.resolve("in");
     List<Row> nulls = new ArrayList<>();
     List<Row> values = new ArrayList<>();
@@ -205,34 +205,96 @@ class ArrowOutputTest {
     } finally {
       spark.conf().unset("spark.sql.files.maxPartitionBytes");
     }
-    Map<Long, Row> fixed = new HashMap<>();
-    Map<Long, Row> listed = new HashMap<>();
-    parquet.forEach((id, row) -> (id < 100 ? listed : fixed).put(id, row));
     Path output = folder.resolve("in-arrow");
-    List<Path> files = arrowFiles(output);
-    assertThat(files).hasSize(2);
-    List<String> types = new ArrayList<>();
-    for (Path file : files) {
-      try (RootAllocator allocator = new RootAllocator();
-          FileChannel channel = FileChannel.open(file);
-          ArrowFileReader reader = new ArrowFileReader(channel, allocator)) {
-        ArrowType type = reader.getVectorSchemaRoot().getSchema().findField("embedding").getType();
-        types.add(type.toString());
-        if (type instanceof ArrowType.List) {
-          assertThat(nullEmbeddingIds(reader)).containsExactlyInAnyOrderElementsOf(listed.keySet());
-        }
-      }
+    assertThat(arrowFiles(output)).hasSize(2);
+    assertArrowEquals(output, parquet, "embedding", 6, "a task of nulls beside one of values");
+    assertThat(tree(output))
+        .as("no file left of the rewrite")
+        .noneMatch(name -> name.endsWith(".fixed") || name.endsWith(".list"));
+  }
+
+  /**
+   * A task whose first record batch (65,536 rows) holds only null embeddings writes List<float>;
+   * the job rewrites that file with the width its later rows and the other task have.
+   */
+  @Test
+  void valuesAfterAFirstRecordBatchOfNullsTakeTheJobsWidth() throws IOException {
+    Path input = folder.resolve("in");
+    Random random = new Random(23);
+    List<Row> late = new ArrayList<>();
+    for (long id = 0; id < 66000; id++) {
+      late.add(RowFactory.create(id, null, id < 65990 ? null : floats(random, 3), 1.0));
     }
-    assertThat(types).containsExactlyInAnyOrder("List", "FixedSizeList(6)");
-    Path fixedOnly = folder.resolve("fixed-only");
-    Files.createDirectories(fixedOnly);
-    for (Path file : files) {
-      if (types.get(files.indexOf(file)).startsWith("Fixed")) {
-        Files.copy(file, fixedOnly.resolve(file.getFileName()));
-        Files.copy(output.resolve("_SUCCESS"), fixedOnly.resolve("_SUCCESS"));
-      }
+    List<Row> early = new ArrayList<>();
+    for (long id = 100000; id < 100010; id++) {
+      early.add(RowFactory.create(id, "e", floats(random, 3), 2.0));
     }
-    assertArrowEquals(fixedOnly, fixed, "embedding", 6, "the task with values");
+    spark
+        .createDataFrame(late, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .parquet(input.toString());
+    spark
+        .createDataFrame(early, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .mode("append")
+        .parquet(input.toString());
+    spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
+    Map<Long, Row> parquet;
+    try {
+      parquet = runBoth(input, "l2_normalize");
+    } finally {
+      spark.conf().unset("spark.sql.files.maxPartitionBytes");
+    }
+    assertArrowEquals(folder.resolve("in-arrow"), parquet, "embedding", 3, "late values");
+  }
+
+  /**
+   * A List file's row of another width than the others' fails the job as tasks of different widths
+   * do, naming the file and row; no output is left.
+   */
+  @Test
+  void aLateRowOfAnotherWidthFailsTheJobAndLeavesNoOutput() throws IOException {
+    Path input = folder.resolve("in");
+    Random random = new Random(29);
+    List<Row> late = new ArrayList<>();
+    for (long id = 0; id < 66000; id++) {
+      late.add(RowFactory.create(id, null, id < 65999 ? null : floats(random, 5), 1.0));
+    }
+    List<Row> early = new ArrayList<>();
+    for (long id = 100000; id < 100010; id++) {
+      early.add(RowFactory.create(id, "e", floats(random, 3), 2.0));
+    }
+    spark
+        .createDataFrame(late, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .parquet(input.toString());
+    spark
+        .createDataFrame(early, schema(DataTypes.FloatType))
+        .coalesce(1)
+        .write()
+        .mode("append")
+        .parquet(input.toString());
+    Path output = folder.resolve("out");
+    spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
+    try {
+      assertThatThrownBy(
+              () -> NormalizeJob.run(spark, settings(input, output, "arrow", "rms_norm")))
+          .satisfies(
+              failure ->
+                  assertThat(ErrorReporter.oneLine(failure))
+                      .matches(
+                          "Cannot write column 'embedding' as Arrow FixedSizeList: tasks found"
+                              + " rows of different widths \\(3 in part-\\d+-.*\\.arrow, 5 in"
+                              + " part-\\d+-.*\\.arrow \\(row 65999\\)\\), and an output"
+                              + " takes one; the output was removed; --format parquet takes rows"
+                              + " of any width"));
+    } finally {
+      spark.conf().unset("spark.sql.files.maxPartitionBytes");
+    }
+    assertThat(output).doesNotExist();
   }
 
   /**
