@@ -219,27 +219,7 @@ class ArrowOutputTest {
    */
   @Test
   void valuesAfterAFirstRecordBatchOfNullsTakeTheJobsWidth() throws IOException {
-    Path input = folder.resolve("in");
-    Random random = new Random(23);
-    List<Row> late = new ArrayList<>();
-    for (long id = 0; id < 66000; id++) {
-      late.add(RowFactory.create(id, null, id < 65990 ? null : floats(random, 3), 1.0));
-    }
-    List<Row> early = new ArrayList<>();
-    for (long id = 100000; id < 100010; id++) {
-      early.add(RowFactory.create(id, "e", floats(random, 3), 2.0));
-    }
-    spark
-        .createDataFrame(late, schema(DataTypes.FloatType))
-        .coalesce(1)
-        .write()
-        .parquet(input.toString());
-    spark
-        .createDataFrame(early, schema(DataTypes.FloatType))
-        .coalesce(1)
-        .write()
-        .mode("append")
-        .parquet(input.toString());
+    Path input = writeLateValues(new Random(23), 65990, 3);
     spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
     Map<Long, Row> parquet;
     try {
@@ -251,32 +231,47 @@ class ArrowOutputTest {
   }
 
   /**
-   * A List file's row of another width than the others' fails the job as tasks of different widths
-   * do, naming the file and row; no output is left.
+   * Writes two Parquet files, read as one task each: 66,000 rows whose embeddings are null up to
+   * {@code firstValue} and of {@code lateWidth} after, then 10 rows of width 3; returns their
+   * folder.
    */
-  @Test
-  void aLateRowOfAnotherWidthFailsTheJobAndLeavesNoOutput() throws IOException {
+  private Path writeLateValues(Random random, int firstValue, int lateWidth) {
     Path input = folder.resolve("in");
-    Random random = new Random(29);
-    List<Row> late = new ArrayList<>();
-    for (long id = 0; id < 66000; id++) {
-      late.add(RowFactory.create(id, null, id < 65999 ? null : floats(random, 5), 1.0));
-    }
+    spark
+        .range(0, 66000, 1, 1)
+        .selectExpr(
+            "id",
+            "CAST(NULL AS STRING) AS name",
+            "IF(id < "
+                + firstValue
+                + ", NULL, transform(sequence(1, "
+                + lateWidth
+                + "), i -> CAST(randn("
+                + random.nextInt()
+                + ") AS FLOAT))) AS embedding",
+            "1.0D AS score")
+        .write()
+        .parquet(input.toString());
     List<Row> early = new ArrayList<>();
     for (long id = 100000; id < 100010; id++) {
       early.add(RowFactory.create(id, "e", floats(random, 3), 2.0));
     }
-    spark
-        .createDataFrame(late, schema(DataTypes.FloatType))
-        .coalesce(1)
-        .write()
-        .parquet(input.toString());
     spark
         .createDataFrame(early, schema(DataTypes.FloatType))
         .coalesce(1)
         .write()
         .mode("append")
         .parquet(input.toString());
+    return input;
+  }
+
+  /**
+   * A List file's row of another width than the others' fails the job as tasks of different widths
+   * do, naming the file and row; no output is left.
+   */
+  @Test
+  void aLateRowOfAnotherWidthFailsTheJobAndLeavesNoOutput() throws IOException {
+    Path input = writeLateValues(new Random(29), 65999, 5);
     Path output = folder.resolve("out");
     spark.conf().set("spark.sql.files.maxPartitionBytes", "262144");
     try {
