@@ -15,6 +15,7 @@ nvidia-smi --query-gpu=name,clocks.max.memory --format=csv,noheader | tee "$outp
 .gpu/java -cp "$(.gpu/cp)" io.embednorm.benchmarks.EncodeBenchmark \
   --widths 128,768,4096 --ops l2_normalize,rms_norm --encodings float16,bfloat16,int8,binary \
   --gib 1 --repeats 30 | tee "$output/encode-bench.txt"
-.gpu/java -cp "$(.gpu/cp)" io.embednorm.benchmarks.CpuEncodeBenchmark \
+# The trap limit of conf/jvm.options, under which the SIMD encoders (and float16 kernels) stay off.
+.gpu/java -XX:PerMethodTrapLimit=1000 -cp "$(.gpu/cp)" io.embednorm.benchmarks.CpuEncodeBenchmark \
   --widths 128,768,4096 --ops l2_normalize,rms_norm --mib 256 --repeats 10 | tee "$output/encode-cpu.txt"
 PYTHONUNBUFFERED=1 python3 "$peer" | tee "$output/quantize-torch.json"

@@ -1,10 +1,13 @@
 package io.embednorm.engine;
 
 import java.nio.ByteBuffer;
+import java.util.Objects;
 
 /**
  * Writes the {@link Encoding} of float32 rows: the one implementation of the rules on the host,
  * which every CPU surface (engine, Spark row path, Arrow) calls, and which the GPU kernels match.
+ * Faster paths (the CPU engine's SIMD encoders) give its bytes and use its per-element rules for
+ * their tails.
  */
 public final class RowEncoder {
   private static final float INT8_LIMIT = 127f;
@@ -25,6 +28,26 @@ public final class RowEncoder {
       int width,
       ByteBuffer target,
       int targetOffset) {
+    int bytes = (int) encoding.rowBytes(width);
+    Objects.checkFromIndexSize(targetOffset, bytes, target.limit());
+    if (target.hasArray()) {
+      return encode(
+          encoding, values, offset, width, target.array(), target.arrayOffset() + targetOffset);
+    }
+    byte[] row = new byte[bytes];
+    float scale = encode(encoding, values, offset, width, row, 0);
+    target.put(targetOffset, row);
+    return scale;
+  }
+
+  /**
+   * As {@link #encode(Encoding, float[], int, int, ByteBuffer, int)}, into {@code
+   * target[targetOffset, targetOffset + rowBytes)}.
+   */
+  public static float encode(
+      Encoding encoding, float[] values, int offset, int width, byte[] target, int targetOffset) {
+    Objects.checkFromIndexSize(offset, width, values.length);
+    Objects.checkFromIndexSize(targetOffset, (int) encoding.rowBytes(width), target.length);
     switch (encoding) {
       case FLOAT16:
         for (int i = 0; i < width; i++) {
@@ -57,40 +80,52 @@ public final class RowEncoder {
     return largest / INT8_LIMIT;
   }
 
+  /**
+   * The int8 q of {@code value} in a row of {@code scale} above 0 (finite): round-half-even of the
+   * float32 quotient, clamped to [-127, 127].
+   */
+  public static byte quantize(float value, float scale) {
+    // Rounding error in the scale can put the quotient a hair past 127; it still rounds to 127,
+    // and the clamp keeps the extreme case (a subnormal scale) in range.
+    float quotient = (float) Math.rint(value / scale);
+    return (byte) Math.max(-INT8_LIMIT, Math.min(INT8_LIMIT, quotient));
+  }
+
+  /** The binary encoding's bit of {@code value}: 1 where {@code value >= 0} (-0 too, NaN not). */
+  private static int signBit(float value) {
+    return value >= 0f ? 1 : 0;
+  }
+
   private static float writeInt8(
-      float[] values, int offset, int width, ByteBuffer target, int targetOffset) {
+      float[] values, int offset, int width, byte[] target, int targetOffset) {
     float scale = int8Scale(values, offset, width);
     // A scale of 0 (zeros, or a largest magnitude under 127 times the smallest subnormal) or NaN
     // has no quotient to round: q is 0.
-    boolean quantizes = scale > 0f;
-    for (int i = 0; i < width; i++) {
-      byte q = 0;
-      if (quantizes) {
-        // Rounding error in the scale can put the quotient a hair past 127; it still rounds to 127,
-        // and the clamp keeps the extreme case (a subnormal scale) in range.
-        float quotient = (float) Math.rint(values[offset + i] / scale);
-        q = (byte) Math.max(-INT8_LIMIT, Math.min(INT8_LIMIT, quotient));
+    if (scale > 0f) {
+      for (int i = 0; i < width; i++) {
+        target[targetOffset + i] = quantize(values[offset + i], scale);
       }
-      target.put(targetOffset + i, q);
+    } else {
+      for (int i = 0; i < width; i++) {
+        target[targetOffset + i] = 0;
+      }
     }
     return scale;
   }
 
   private static void writeSigns(
-      float[] values, int offset, int width, ByteBuffer target, int targetOffset) {
+      float[] values, int offset, int width, byte[] target, int targetOffset) {
     for (int start = 0; start < width; start += 8) {
       int bits = 0;
       for (int bit = 0, end = Math.min(8, width - start); bit < end; bit++) {
-        if (values[offset + start + bit] >= 0f) {
-          bits |= 1 << bit;
-        }
+        bits |= signBit(values[offset + start + bit]) << bit;
       }
-      target.put(targetOffset + start / 8, (byte) bits);
+      target[targetOffset + start / 8] = (byte) bits;
     }
   }
 
-  private static void putLittleEndian(ByteBuffer target, int index, short bits) {
-    target.put(index, (byte) bits);
-    target.put(index + 1, (byte) (bits >>> 8));
+  private static void putLittleEndian(byte[] target, int index, short bits) {
+    target[index] = (byte) bits;
+    target[index + 1] = (byte) (bits >>> 8);
   }
 }

@@ -143,8 +143,10 @@ public final class CpuEngine implements NormalizationEngine {
   }
 
   /**
-   * Encodes as {@link HostEncoding} does, with the batch's rows split between the engine's threads
-   * as {@link #normalize} splits them (each row is encoded alone: the bytes do not depend on it).
+   * Encodes as {@link HostEncoding} does (the bytes of {@link io.embednorm.engine.RowEncoder}, each
+   * row encoded alone), fused: each chunk of rows is loaded, normalized and encoded from the same
+   * array, so memory sees the float32 input read once and the encoded rows written once. The rows
+   * are split between the engine's threads as {@link #normalize} splits them.
    */
   @Override
   public void normalizeEncoded(Normalization normalization, RowBatch batch, EncodedRows target) {
@@ -152,9 +154,16 @@ public final class CpuEngine implements NormalizationEngine {
     Objects.requireNonNull(batch, "batch");
     Objects.requireNonNull(target, "target");
     HostEncoding.check(normalization, batch, target);
+    RowPasses encoder = settledPasses(normalization);
     inBlocks(
         batch,
-        (first, end) -> HostEncoding.encodeRows(this, normalization, batch, target, first, end));
+        (first, end) ->
+            encodeFloat32(
+                normalization,
+                batch,
+                first,
+                end,
+                new ChunkEncoder(encoder, batch, target, first, end)));
   }
 
   /** Work on rows {@code [first, end)} of a batch. */
@@ -363,6 +372,23 @@ public final class CpuEngine implements NormalizationEngine {
         });
   }
 
+  /** {@link #normalizeFloat32}'s chunks, encoded where they would be stored. */
+  private void encodeFloat32(
+      Normalization normalization, RowBatch batch, int first, int end, ChunkEncoder encoder) {
+    FloatBuffer input = batch.input().clear().asFloatBuffer();
+    RowScratch scratch = RowScratch.current();
+    forEachChunk(
+        batch,
+        first,
+        end,
+        (chunkFirst, chunkEnd, start, elements) -> {
+          float[] values = scratch.floats(elements);
+          load(input, start, values, elements);
+          normalizeChunk(normalization, batch, chunkFirst, chunkEnd, values, start);
+          encoder.encode(chunkFirst, chunkEnd, values, start);
+        });
+  }
+
   /**
    * Normalizes one float32 row wider than a chunk straight between the buffers where the passes
    * running now have such a path for the op ({@link RowPasses#normalizeBetweenBuffers}); false,
@@ -421,7 +447,7 @@ public final class CpuEngine implements NormalizationEngine {
           short[] bits = scratch.shorts(elements);
           float[] values = scratch.floats(elements);
           load(input, start, bits, elements);
-          RowPasses converter = halfConverter(normalization);
+          RowPasses converter = settledPasses(normalization);
           if (half) {
             converter.halvesToFloats(bits, values, elements);
           } else {
@@ -437,8 +463,10 @@ public final class CpuEngine implements NormalizationEngine {
         });
   }
 
-  /** The passes that convert float16 chunks of the op ({@link #simdSettled}). */
-  private RowPasses halfConverter(Normalization normalization) {
+  /**
+   * The passes that convert float16 chunks of the op and encode its rows ({@link #simdSettled}).
+   */
+  private RowPasses settledPasses(Normalization normalization) {
     return simdSettled(normalization) ? passes : ScalarRowPasses.INSTANCE;
   }
 

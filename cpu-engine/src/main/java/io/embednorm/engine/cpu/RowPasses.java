@@ -1,6 +1,8 @@
 package io.embednorm.engine.cpu;
 
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
+import io.embednorm.engine.RowEncoder;
 import java.nio.ByteBuffer;
 
 /**
@@ -228,6 +230,15 @@ interface RowPasses {
 
   /** {@code halves[i] = Float16.fromFloat(floats[i])} for i below count: the same bits. */
   void floatsToHalves(float[] floats, short[] halves, int count);
+
+  // ---- encodings of a float32 row (normalizeEncoded) ----
+
+  /**
+   * Writes the {@link Encoding} of {@code values[offset, offset + width)} into {@code target} from
+   * {@code targetOffset}, with the bytes of {@link RowEncoder}; returns the int8 scale, else 1.
+   */
+  float encodeRow(
+      Encoding encoding, float[] values, int offset, int width, byte[] target, int targetOffset);
 
   // ---- float64: one row at a time ----
 

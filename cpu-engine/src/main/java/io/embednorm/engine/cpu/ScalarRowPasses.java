@@ -1,6 +1,8 @@
 package io.embednorm.engine.cpu;
 
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Float16;
+import io.embednorm.engine.RowEncoder;
 
 /**
  * The plain Java passes: the reductions of {@link FloatSums} and {@link DoubleSums} (eight
@@ -320,6 +322,12 @@ final class ScalarRowPasses implements RowPasses {
   @Override
   public void floatsToHalves(float[] floats, short[] halves, int count) {
     Float16.fromFloats(floats, 0, halves, 0, count);
+  }
+
+  @Override
+  public float encodeRow(
+      Encoding encoding, float[] values, int offset, int width, byte[] target, int targetOffset) {
+    return RowEncoder.encode(encoding, values, offset, width, target, targetOffset);
   }
 
   /** {@link #inverseSquareRoots(float[], int, double, double)} on [first, end): the SIMD tail. */

@@ -1,6 +1,7 @@
 package io.embednorm.engine.cpu;
 
 import com.sun.management.HotSpotDiagnosticMXBean;
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
 import java.lang.management.ManagementFactory;
 import java.nio.ByteBuffer;
@@ -79,7 +80,7 @@ import jdk.incubator.vector.VectorSpecies;
  *       sees an argument as constant only where the call is inlined, and the Vector API falls back
  *       to Java objects where it is not.
  *   <li>The kernels that add most Vector API code to a JVM (float16 conversions, rows between
- *       buffers) run only where {@code -XX:PerMethodTrapLimit} is at least {@link
+ *       buffers, the encodings) run only where {@code -XX:PerMethodTrapLimit} is at least {@link
  *       #LEAST_TRAP_LIMIT} ({@link #trapLimitRaised}; conf/jvm.options says why).
  * </ul>
  */
@@ -207,6 +208,15 @@ final class VectorRowPasses implements RowPasses {
     } else {
       ScalarRowPasses.INSTANCE.floatsToHalves(floats, halves, count);
     }
+  }
+
+  /** On SIMD where the trap limit is raised ({@link #trapLimitRaised}), else scalar. */
+  @Override
+  public float encodeRow(
+      Encoding encoding, float[] values, int offset, int width, byte[] target, int targetOffset) {
+    return trapLimitRaised()
+        ? VectorEncodings.encode(encoding, values, offset, width, target, targetOffset)
+        : ScalarRowPasses.INSTANCE.encodeRow(encoding, values, offset, width, target, targetOffset);
   }
 
   @Override

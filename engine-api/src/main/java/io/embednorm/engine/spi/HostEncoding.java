@@ -69,6 +69,7 @@ public final class HostEncoding {
     ByteBuffer scales = target.scales();
     ByteBuffer scratch = ByteBuffer.allocate(0);
     float[] block = new float[0];
+    byte[] encoded = new byte[0];
     long valueOffset = 0;
     for (int row = 0; row < first; row++) {
       valueOffset += encoding.rowBytes(batch.rowWidth(row));
@@ -90,6 +91,8 @@ public final class HostEncoding {
       if (block.length < count) {
         block = new float[count];
         scratch = ByteBuffer.allocate(4 * count).order(ByteOrder.LITTLE_ENDIAN);
+        // float16, the widest encoding, takes 2 bytes an element; binary's ⌈n / 8⌉ is at most 2n.
+        encoded = new byte[2 * count];
       }
       ByteBuffer input = batch.input();
       input.clear();
@@ -99,15 +102,18 @@ public final class HostEncoding {
               .withFirstRowIndex(batch.firstRowIndex() + row);
       engine.normalize(normalization, part);
       scratch.asFloatBuffer().get(0, block, 0, count);
+      // Rows into an array, then one bulk copy: a put per byte into a direct buffer is slow.
+      int encodedBytes = 0;
       for (int k = 0; k < last - row; k++) {
         int width = offsets[k + 1] - offsets[k];
-        float scale =
-            RowEncoder.encode(encoding, block, offsets[k], width, values, (int) valueOffset);
+        float scale = RowEncoder.encode(encoding, block, offsets[k], width, encoded, encodedBytes);
         if (scales != null) {
           scales.putFloat(4 * (row + k), scale);
         }
-        valueOffset += encoding.rowBytes(width);
+        encodedBytes += (int) encoding.rowBytes(width);
       }
+      values.put((int) valueOffset, encoded, 0, encodedBytes);
+      valueOffset += encodedBytes;
       row = last;
     }
   }
