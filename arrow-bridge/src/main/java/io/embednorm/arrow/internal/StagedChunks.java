@@ -173,12 +173,19 @@ public final class StagedChunks implements AutoCloseable {
   private void awaitSlot() {
     if (!inFlight.isEmpty()) {
       completeOldest();
-    } else if (writer != null && writer.pending() > 0) {
-      writer.awaitWritten();
-    } else {
-      throw new IllegalStateException("Cannot stage a chunk: every slot is held by a failed one");
+      takeWritten();
+      return;
     }
-    takeWritten();
+    if (writer != null) {
+      // A write may have ended since the last look: its slot waits among the written ones, and
+      // awaitWritten returns at once then (or when nothing is pending).
+      writer.awaitWritten();
+      takeWritten();
+      if (!idle.isEmpty() || writer.pending() > 0) {
+        return;
+      }
+    }
+    throw new IllegalStateException("Cannot stage a chunk: every slot is held by a failed one");
   }
 
   /** Keeps the slots whose writes have ended; throws the failure of a write. */
