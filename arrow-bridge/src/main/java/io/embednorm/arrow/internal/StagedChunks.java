@@ -177,26 +177,32 @@ public final class StagedChunks implements AutoCloseable {
       return;
     }
     if (writer != null) {
-      // A write may have ended since the last look: its slot waits among the written ones, and
-      // awaitWritten returns at once then (or when nothing is pending).
+      // A write may have ended since the caller last looked: its slot is then among the written
+      // ones, which awaitWritten returns at once for (as it does when nothing is pending).
+      boolean wasPending = writer.pending() > 0;
       writer.awaitWritten();
-      takeWritten();
-      if (!idle.isEmpty() || writer.pending() > 0) {
+      if (takeWritten() || wasPending) {
         return;
       }
     }
     throw new IllegalStateException("Cannot stage a chunk: every slot is held by a failed one");
   }
 
-  /** Keeps the slots whose writes have ended; throws the failure of a write. */
-  private void takeWritten() {
+  /**
+   * Keeps the slots whose writes have ended and says whether there were any; throws the failure of
+   * a write.
+   */
+  private boolean takeWritten() {
     if (writer == null) {
-      return;
+      return false;
     }
+    boolean any = false;
     StagingSlot slot;
     while ((slot = writer.pollWritten()) != null) {
       settle(slot);
+      any = true;
     }
+    return any;
   }
 
   /**
