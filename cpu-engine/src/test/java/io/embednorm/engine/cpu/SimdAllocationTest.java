@@ -3,6 +3,7 @@ package io.embednorm.engine.cpu;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.Op;
 import io.embednorm.engine.TestSeeds;
@@ -95,6 +96,24 @@ class SimdAllocationTest {
     if (fewest > CALLS) {
       allocating.add("float16 conversions: " + fewest / CALLS + " bytes a call");
     }
+    // The encodings of a row of 771 elements (eight-lane blocks and a tail).
+    float[] row = new float[771];
+    for (int i = 0; i < row.length; i++) {
+      row[i] = (float) random.nextGaussian();
+    }
+    byte[] encoded = new byte[2 * row.length];
+    for (Encoding encoding : Encoding.values()) {
+      fewest = Long.MAX_VALUE;
+      for (int attempt = 0; attempt < TRIES && fewest > CALLS; attempt++) {
+        encode(encoding, row, encoded, 2 * CALLS);
+        long before = threads.getThreadAllocatedBytes(thread);
+        encode(encoding, row, encoded, CALLS);
+        fewest = Math.min(fewest, threads.getThreadAllocatedBytes(thread) - before);
+      }
+      if (fewest > CALLS) {
+        allocating.add(encoding + " encoding: " + fewest / CALLS + " bytes a call");
+      }
+    }
     assertThat(allocating)
         .as("cells allocating after %d tries of %d calls", TRIES, CALLS)
         .isEmpty();
@@ -104,6 +123,12 @@ class SimdAllocationTest {
       Normalization normalization, ByteBuffer input, ByteBuffer output, int width, int calls) {
     for (int call = 0; call < calls; call++) {
       RowPassSelection.VECTOR.normalizeBetweenBuffers(normalization, input, output, 0, width);
+    }
+  }
+
+  private static void encode(Encoding encoding, float[] row, byte[] target, int calls) {
+    for (int call = 0; call < calls; call++) {
+      RowPassSelection.VECTOR.encodeRow(encoding, row, 0, row.length, target, 0);
     }
   }
 
