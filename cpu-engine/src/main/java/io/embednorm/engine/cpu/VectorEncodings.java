@@ -104,43 +104,7 @@ final class VectorEncodings {
   private static void halves(float[] values, int offset, int count, byte[] target, int at) {
     for (int i = 0; i < count; i += LANES) {
       FloatVector value = FloatVector.fromArray(FLOATS, values, offset + i);
-      IntVector bits = (IntVector) INT_CLASS.cast(value.reinterpretShape(INTS, 0));
-      IntVector magnitude = bits.and(IntVector.broadcast(INTS, 0x7fffffff));
-      IntVector small =
-          ((IntVector)
-                  INT_CLASS.cast(
-                      ((FloatVector) FLOAT_CLASS.cast(magnitude.reinterpretShape(FLOATS, 0)))
-                          .add(FloatVector.broadcast(FLOATS, 0.5f))
-                          .reinterpretShape(INTS, 0)))
-              .sub(IntVector.broadcast(INTS, 0x3f000000));
-      IntVector normal =
-          magnitude
-              .sub(IntVector.broadcast(INTS, (127 - 15) << 23))
-              .add(IntVector.broadcast(INTS, 0xfff))
-              .add(
-                  magnitude
-                      .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13))
-                      .and(IntVector.broadcast(INTS, 1)))
-              .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13));
-      IntVector notANumber =
-          magnitude
-              .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13))
-              .and(IntVector.broadcast(INTS, 0x3ff))
-              .or(IntVector.broadcast(INTS, 0x7e00));
-      IntVector result =
-          small
-              .blend(
-                  normal,
-                  magnitude.compare(VectorOperators.GE, IntVector.broadcast(INTS, 0x38800000)))
-              .blend(
-                  IntVector.broadcast(INTS, 0x7c00),
-                  magnitude.compare(VectorOperators.GE, IntVector.broadcast(INTS, 0x477ff000)))
-              .blend(
-                  notANumber,
-                  magnitude.compare(VectorOperators.GT, IntVector.broadcast(INTS, 0x7f800000)))
-              .or(
-                  bits.lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 16))
-                      .and(IntVector.broadcast(INTS, 0x8000)));
+      IntVector result = VectorHalves.narrowBits(value);
       ShortVector shorts =
           (ShortVector) SHORT_CLASS.cast(result.convertShape(VectorOperators.I2S, SHORTS, 0));
       ((ByteVector) SIXTEEN_BYTE_CLASS.cast(shorts.reinterpretShape(SIXTEEN_BYTES, 0)))

@@ -72,48 +72,53 @@ final class VectorHalves {
     }
   }
 
+  /**
+   * The binary16 bits of eight float32 values in the low 16 bits of their lanes (see the class
+   * comment, narrowing); {@link VectorEncodings} shares it.
+   */
+  static IntVector narrowBits(FloatVector value) {
+    IntVector bits = (IntVector) INT_CLASS.cast(value.reinterpretShape(INTS, 0));
+    IntVector magnitude = bits.and(IntVector.broadcast(INTS, 0x7fffffff));
+    IntVector small =
+        ((IntVector)
+                INT_CLASS.cast(
+                    ((FloatVector) FLOAT_CLASS.cast(magnitude.reinterpretShape(FLOATS, 0)))
+                        .add(FloatVector.broadcast(FLOATS, 0.5f))
+                        .reinterpretShape(INTS, 0)))
+            .sub(IntVector.broadcast(INTS, 0x3f000000));
+    IntVector normal =
+        magnitude
+            .sub(IntVector.broadcast(INTS, (127 - 15) << 23))
+            .add(IntVector.broadcast(INTS, 0xfff))
+            .add(
+                magnitude
+                    .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13))
+                    .and(IntVector.broadcast(INTS, 1)))
+            .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13));
+    IntVector notANumber =
+        magnitude
+            .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13))
+            .and(IntVector.broadcast(INTS, 0x3ff))
+            .or(IntVector.broadcast(INTS, 0x7e00));
+    return small
+        .blend(normal, magnitude.compare(VectorOperators.GE, IntVector.broadcast(INTS, 0x38800000)))
+        .blend(
+            IntVector.broadcast(INTS, 0x7c00),
+            magnitude.compare(VectorOperators.GE, IntVector.broadcast(INTS, 0x477ff000)))
+        .blend(
+            notANumber,
+            magnitude.compare(VectorOperators.GT, IntVector.broadcast(INTS, 0x7f800000)))
+        .or(
+            bits.lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 16))
+                .and(IntVector.broadcast(INTS, 0x8000)));
+  }
+
   /** {@link RowPasses#floatsToHalves}. */
   static void toHalves(float[] floats, short[] halves, int count) {
     int index = 0;
     for (int full = count & ~(LANES - 1); index < full; index += LANES) {
       FloatVector value = FloatVector.fromArray(FLOATS, floats, index);
-      IntVector bits = (IntVector) INT_CLASS.cast(value.reinterpretShape(INTS, 0));
-      IntVector magnitude = bits.and(IntVector.broadcast(INTS, 0x7fffffff));
-      IntVector small =
-          ((IntVector)
-                  INT_CLASS.cast(
-                      ((FloatVector) FLOAT_CLASS.cast(magnitude.reinterpretShape(FLOATS, 0)))
-                          .add(FloatVector.broadcast(FLOATS, 0.5f))
-                          .reinterpretShape(INTS, 0)))
-              .sub(IntVector.broadcast(INTS, 0x3f000000));
-      IntVector normal =
-          magnitude
-              .sub(IntVector.broadcast(INTS, (127 - 15) << 23))
-              .add(IntVector.broadcast(INTS, 0xfff))
-              .add(
-                  magnitude
-                      .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13))
-                      .and(IntVector.broadcast(INTS, 1)))
-              .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13));
-      IntVector notANumber =
-          magnitude
-              .lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 13))
-              .and(IntVector.broadcast(INTS, 0x3ff))
-              .or(IntVector.broadcast(INTS, 0x7e00));
-      IntVector result =
-          small
-              .blend(
-                  normal,
-                  magnitude.compare(VectorOperators.GE, IntVector.broadcast(INTS, 0x38800000)))
-              .blend(
-                  IntVector.broadcast(INTS, 0x7c00),
-                  magnitude.compare(VectorOperators.GE, IntVector.broadcast(INTS, 0x477ff000)))
-              .blend(
-                  notANumber,
-                  magnitude.compare(VectorOperators.GT, IntVector.broadcast(INTS, 0x7f800000)))
-              .or(
-                  bits.lanewise(VectorOperators.LSHR, IntVector.broadcast(INTS, 16))
-                      .and(IntVector.broadcast(INTS, 0x8000)));
+      IntVector result = narrowBits(value);
       ((ShortVector) SHORT_CLASS.cast(result.convertShape(VectorOperators.I2S, SHORTS, 0)))
           .intoArray(halves, index);
     }
