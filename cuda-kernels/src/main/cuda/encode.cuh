@@ -46,19 +46,41 @@ __device__ __forceinline__ float int8_scale(float largest) {
 // q = round-half-even(y / scale) clamped to [-127, 127]; 0 where the scale is 0 or NaN. `inverse`
 // is 1 / scale rounded: y * inverse is within 2^-16 of the rounded quotient for |q| <= 128, so it
 // rounds to the same integer (never past 127) unless it lies within 2^-14 of a half-way point or
-// is not finite (a subnormal scale), and only those take the division.
-__device__ __forceinline__ unsigned int8_code(float y, float scale, float inverse) {
+// is not finite (a subnormal, zero or NaN scale); only those take the division.
+//
+// The common case (int8_quick_code) is branch-free: adding 1.5 * 2^23 rounds a quotient under
+// 2^22 to an integer, half to even, held in the sum's low mantissa bits, so it needs no conversion
+// instructions either; the explicit roundings keep the compiler from fusing the steps into an FMA.
+// A caller encodes a few values this way and redoes them with int8_code if any asked to divide.
+constexpr float kRoundToInteger = 0x1.8p23f;
+
+__device__ __forceinline__ unsigned int8_quick_code(float y, float inverse, bool& divide) {
+  const float quotient = __fmul_rn(y, inverse);
+  const float shifted = __fadd_rn(quotient, kRoundToInteger);
+  divide |= !(fabsf(quotient - __fsub_rn(shifted, kRoundToInteger)) < 0.5f - 0x1p-14f);
+  return __float_as_uint(shifted) & 0xffu;
+}
+
+// The division, out of line: its instructions and registers stay out of the kernels' hot loops.
+__device__ __noinline__ unsigned int8_divided_code(float y, float scale) {
   if (!(scale > 0.0f)) return 0u;
-  const float quotient = y * inverse;
-  int q = __float2int_rn(quotient);
-  if (!(fabsf(quotient - static_cast<float>(q)) < 0.5f - 0x1p-14f)) {
-    q = __float2int_rn(fminf(127.0f, fmaxf(-127.0f, __fdiv_rn(y, scale))));
-  }
+  const int q = __float2int_rn(fminf(127.0f, fmaxf(-127.0f, __fdiv_rn(y, scale))));
   return static_cast<unsigned>(q) & 0xffu;
 }
 
-// |y| for the int8 scale's NaN-propagating max (a padding 0 changes nothing).
-__device__ __forceinline__ float magnitude(float y) { return fabsf(y); }
+__device__ __forceinline__ unsigned int8_code(float y, float scale, float inverse) {
+  bool divide = false;
+  const unsigned code = int8_quick_code(y, inverse, divide);
+  return divide ? int8_divided_code(y, scale) : code;
+}
+
+// The NaN-propagating max of `largest` (>= 0 or NaN) and |y|, for the int8 scale: one instruction
+// (any NaN in the row makes the scale NaN, so which NaN does not matter).
+__device__ __forceinline__ float max_magnitude(float largest, float y) {
+  float result;
+  asm("max.NaN.f32 %0, %1, %2;" : "=f"(result) : "f"(largest), "f"(fabsf(y)));
+  return result;
+}
 
 // Writes N consecutive encoded float16/bfloat16/int8 values of y at element `col` of a row whose
 // encoded bytes start at `out`; `vector`: the bytes are aligned to their size (one store).
@@ -70,8 +92,14 @@ __device__ __forceinline__ void store_codes(const float (&y)[N], int encoding, f
     if constexpr (N == 4) {
       if (vector && col + 4 <= n) {
         unsigned word = 0;
+        bool divide = false;
 #pragma unroll
-        for (int k = 0; k < 4; ++k) word |= int8_code(y[k], scale, inverse) << (8 * k);
+        for (int k = 0; k < 4; ++k) word |= int8_quick_code(y[k], inverse, divide) << (8 * k);
+        if (divide) {
+          word = 0;
+#pragma unroll
+          for (int k = 0; k < 4; ++k) word |= int8_code(y[k], scale, inverse) << (8 * k);
+        }
         *reinterpret_cast<unsigned*>(out + col) = word;
         return;
       }
@@ -107,6 +135,8 @@ __device__ __forceinline__ void store_codes(const float (&y)[N], int encoding, f
 // registers. PACK 4: 16-byte loads, rows aligned with widths a multiple of 4, `group` lanes a row;
 // PACK 1: any rows, a warp a row (group 32). (Two and four rows a lane at once, loads in flight
 // before the first reduction as the unfused kernels take them, measured no faster at width 128.)
+// Capped at 64 registers (four blocks of 256 an SM): the int8 encoding's straight-line codes take
+// 94 otherwise, and at two blocks an SM every encoding ran 14-18 points slower at widths 128-256.
 
 // Encodes one row slice x (this lane's elements of row `row`, n of them; n == 0 for no row).
 template <int OP, int PACK, int PACKS>
@@ -183,7 +213,7 @@ __device__ __forceinline__ void encode_warp_row(
     // |y| only here: the other encodings do not pay for it (positions past the row hold 0)
     float largest = 0.0f;
 #pragma unroll
-    for (int i = 0; i < PACK * PACKS; ++i) largest = max_nan(largest, magnitude(x[i]));
+    for (int i = 0; i < PACK * PACKS; ++i) largest = max_magnitude(largest, x[i]);
     scale = int8_scale(group_max(largest, group));
     if (active && group_lane == 0) scales[row] = scale;
   }
@@ -424,7 +454,7 @@ __device__ __forceinline__ void encode_block_rows(
       if (encoding == kEncodeInt8) {
         float largest = 0.0f;
         for (int col = thread; col < n; col += threads) {
-          largest = max_nan(largest, magnitude(result(col)));
+          largest = max_magnitude(largest, result(col));
         }
         row_scale = int8_scale(block_reduce<C, true>(largest, scratch));
         if (thread == 0) scales[row] = row_scale;
@@ -448,9 +478,10 @@ __device__ __forceinline__ void encode_block_rows(
 // 16-byte packs a thread: pack p of thread t holds columns 4 (p * threads + t) ...), one pass over
 // the row in device memory, a block for each row (one pass over the batch). The statistics are the
 // warp path's, over the block. Against the warp kernels at 768 and the block kernel at 4096 on an
-// H200: 14-25 points of a device copy faster; capped at 40 registers (six blocks of 256 an SM),
-// which ran 6-9 points faster than 64; prefetching a block's next row into registers on a resident
-// grid ran slower than both.
+// H200: 14-25 points of a device copy faster; capped at 48 registers (five blocks of 256 an SM):
+// 64 ran 6-9 points slower, and 40 spilled in the int8 encoding's loop (10-12 points slower for
+// float16 and binary); prefetching a block's next row into registers on a resident grid ran
+// slower than all of them.
 
 template <int OP, int PACKS>
 __device__ __forceinline__ void encode_register_rows(
@@ -641,7 +672,7 @@ __device__ __forceinline__ void encode_register_rows(
       if (encoding == kEncodeInt8) {
         float largest = 0.0f;
 #pragma unroll
-        for (int i = 0; i < kCols; ++i) largest = max_nan(largest, magnitude(x[i]));
+        for (int i = 0; i < kCols; ++i) largest = max_magnitude(largest, x[i]);
         scale = int8_scale(block_reduce<float, true>(largest, scratch));
         if (thread == 0) scales[row] = scale;
       }

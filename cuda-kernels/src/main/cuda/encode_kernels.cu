@@ -23,14 +23,14 @@ using namespace embednorm;
    const float* weight, const float* bias, int encoding)
 
 #define EMBEDNORM_ENCODE_WARP(OP_NAME, OP, PACK, PACKS)                                         \
-  extern "C" __global__ void __launch_bounds__(kWarpBlock)                                      \
+  extern "C" __global__ void __launch_bounds__(kWarpBlock, 4)                                    \
       embednorm_encode_warp_##OP_NAME##_p##PACK##_c##PACKS EMBEDNORM_ENCODE_SIGNATURE {         \
     encode_warp_rows<OP, PACK, PACKS>(input, values, scales, offsets, value_starts, rows,       \
                                       width, group, eps, weight, bias, encoding);               \
   }
 
 #define EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP)                                                 \
-  extern "C" __global__ void __launch_bounds__(256, 6)                                          \
+  extern "C" __global__ void __launch_bounds__(256, 5)                                          \
       embednorm_encode_registers_##OP_NAME EMBEDNORM_ENCODE_SIGNATURE {                         \
     (void)group;                                                                                \
     encode_register_rows<OP, 4>(input, values, scales, offsets, value_starts, rows, width, eps, \
