@@ -481,7 +481,58 @@ __device__ __forceinline__ void encode_block_rows(
 // H200: 14-25 points of a device copy faster; capped at 48 registers (five blocks of 256 an SM):
 // 64 ran 6-9 points slower, and 40 spilled in the int8 encoding's loop (10-12 points slower for
 // float16 and binary); prefetching a block's next row into registers on a resident grid ran
-// slower than all of them.
+// slower than all of them. layer_norm, which holds more, gets 64 (at 48 it spilled: 12-15 points
+// slower). The float64 fallback's statistics are out of line (register_row_exact_*), which took
+// rms_norm's spills away (float16 and binary 3-8 points faster).
+
+// The float64 statistics of a register-path row that the float ones cannot hold (rare), out of
+// line so that the common path keeps its registers: the row is re-read from device memory, each
+// thread taking the elements it holds in registers in the same order, so the sums are the same.
+// Every thread of the block calls them.
+template <int PACKS, typename Visit>
+__device__ __forceinline__ void for_each_held_element(const float* row, int n, Visit&& visit) {
+  constexpr int PACK = 4;
+  const int thread = static_cast<int>(threadIdx.x);
+  const int threads = static_cast<int>(blockDim.x);
+#pragma unroll
+  for (int p = 0; p < PACKS; ++p) {
+    const int col = (p * threads + thread) * PACK;
+#pragma unroll
+    for (int k = 0; k < PACK; ++k) {
+      if (col < n) visit(static_cast<double>(row[col + k]));
+    }
+  }
+}
+
+// The scaling ops' factor.
+template <int OP, int PACKS>
+__device__ __noinline__ double register_row_exact_scale(const float* row, int n, double eps,
+                                                        double* scratch_double) {
+  double statistic = 0;
+  for_each_held_element<PACKS>(row, n, [&](double value) {
+    statistic = norm_combine<OP>(statistic, norm_term<OP>(value));
+  });
+  statistic = OP == kLinfNormalize ? block_reduce<double, true>(statistic, scratch_double)
+                                   : block_reduce<double, false>(statistic, scratch_double);
+  return lp_norm(OP) ? 1.0 / max_nan(norm_of<OP>(statistic), eps) : 1.0 / sqrt(statistic / n + eps);
+}
+
+// layer_norm's (offset, scale): y = ((double) x - offset) * scale.
+template <int PACKS>
+__device__ __noinline__ double2 register_row_exact_layer_norm(const float* row, int n, float shift,
+                                                              double eps, double* scratch_double) {
+  double sum = 0;
+  for_each_held_element<PACKS>(row, n, [&](double value) { sum += value - shift; });
+  const double offset =
+      static_cast<double>(shift) + block_reduce<double, false>(sum, scratch_double) / n;
+  double statistic = 0;
+  for_each_held_element<PACKS>(row, n, [&](double value) {
+    const double centered = value - offset;
+    statistic += centered * centered;
+  });
+  statistic = block_reduce<double, false>(statistic, scratch_double);
+  return make_double2(offset, 1.0 / sqrt(statistic / n + eps));
+}
 
 template <int OP, int PACKS>
 __device__ __forceinline__ void encode_register_rows(
@@ -527,15 +578,7 @@ __device__ __forceinline__ void encode_register_rows(
                                      : block_reduce<float, false>(squares, scratch);
       if (n > 0 && !safe_squares(squares, eps, OP == kRmsNorm ? 0x1p-60 : 0x1p-40)) {
         exact = true;
-        double statistic = 0;
-#pragma unroll
-        for (int i = 0; i < kCols; ++i) {
-          statistic = norm_combine<OP>(statistic, norm_term<OP>(static_cast<double>(x[i])));
-        }
-        statistic = OP == kLinfNormalize ? block_reduce<double, true>(statistic, scratch_double)
-                                         : block_reduce<double, false>(statistic, scratch_double);
-        scale_double = lp_norm(OP) ? 1.0 / max_nan(norm_of<OP>(statistic), eps)
-                                   : 1.0 / sqrt(statistic / n + eps);
+        scale_double = register_row_exact_scale<OP, PACKS>(input + start, n, eps, scratch_double);
       }
       const float scale = OP == kRmsNorm ? 1.0f / sqrt_c(squares / n + epsilon)
                                          : 1.0f / max_nan(norm_of<OP>(squares), epsilon);
@@ -567,27 +610,10 @@ __device__ __forceinline__ void encode_register_rows(
       if (n > 0 && (!(mean == mean && mean <= 0x1p100f && mean >= -0x1p100f) ||
                     !safe_squares(squares, eps, 0x1p-60))) {
         exact = true;
-        double exact_sum = 0;
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            if (col_of(p) < n) exact_sum += static_cast<double>(x[p * PACK + k]) - shift;
-          }
-        }
-        offset = static_cast<double>(shift) +
-                 block_reduce<double, false>(exact_sum, scratch_double) / n;
-        double statistic = 0;
-#pragma unroll
-        for (int p = 0; p < PACKS; ++p) {
-#pragma unroll
-          for (int k = 0; k < PACK; ++k) {
-            const double centered = static_cast<double>(x[p * PACK + k]) - offset;
-            if (col_of(p) < n) statistic += centered * centered;
-          }
-        }
-        statistic = block_reduce<double, false>(statistic, scratch_double);
-        scale_double = 1.0 / sqrt(statistic / n + eps);
+        const double2 exact_statistics =
+            register_row_exact_layer_norm<PACKS>(input + start, n, shift, eps, scratch_double);
+        offset = exact_statistics.x;
+        scale_double = exact_statistics.y;
       }
       const float scale = 1.0f / sqrt_c(squares / n + epsilon);
       if (!exact) {

@@ -29,8 +29,11 @@ using namespace embednorm;
                                       width, group, eps, weight, bias, encoding);               \
   }
 
+// Blocks of 256 an SM the register kernels are built for (encode.cuh, "Register path").
+constexpr int register_blocks(int op) { return op == kLayerNorm ? 4 : 5; }
+
 #define EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP)                                                 \
-  extern "C" __global__ void __launch_bounds__(256, 5)                                          \
+  extern "C" __global__ void __launch_bounds__(256, register_blocks(OP))                        \
       embednorm_encode_registers_##OP_NAME EMBEDNORM_ENCODE_SIGNATURE {                         \
     (void)group;                                                                                \
     encode_register_rows<OP, 4>(input, values, scales, offsets, value_starts, rows, width, eps, \
