@@ -29,8 +29,10 @@ import java.nio.IntBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Objects;
 import java.util.Random;
 import java.util.Set;
+import java.util.stream.IntStream;
 import java.util.stream.Stream;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
@@ -780,6 +782,10 @@ class CudaEngineGpuTest {
       return type == ElementType.FLOAT16 ? NarrowReference.FLOAT16 : NarrowReference.BFLOAT16;
     }
 
+    /**
+     * Checks every row against the float64 reference; rows in parallel (the reference dominates the
+     * GPU suite's time), the first failing row reported.
+     */
     void assertMatchesReference(
         Op op, Normalization normalization, String where, long[] allowances) {
       boolean wide = type == ElementType.FLOAT64;
@@ -787,34 +793,51 @@ class CudaEngineGpuTest {
           wide ? normalization.weight() : ReferenceNormalization.widen(normalization.floatWeight());
       double[] bias =
           wide ? normalization.bias() : ReferenceNormalization.widen(normalization.floatBias());
-      for (int row = 0; row < values.length; row++) {
-        int width = values[row].length;
-        if (width == 0) {
-          continue;
-        }
-        double[] reference =
-            ReferenceNormalization.apply(op, values[row], normalization.epsilon(), weight, bias);
-        int start = (int) starts[row];
-        String violation;
-        if (type == ElementType.FLOAT32 || type == ElementType.FLOAT64) {
-          double[] actual = new double[width];
-          for (int i = 0; i < width; i++) {
-            actual[i] = wide ? output.getDouble((start + i) * 8) : output.getFloat((start + i) * 4);
-          }
-          violation =
-              wide
-                  ? RowComparison.firstViolation(reference, actual)
-                  : RowComparison.firstViolation(
-                      reference,
-                      actual,
-                      RowComparison.FLOAT32_RELATIVE,
-                      RowComparison.FLOAT32_ABSOLUTE);
-        } else {
-          violation =
-              NarrowComparison.firstViolation(narrow(), reference, output, start, allowances);
-        }
-        assertThat(violation).as("%s, row %d", where, row).isNull();
+      long[][] rowAllowances = new long[values.length][1];
+      String failure =
+          IntStream.range(0, values.length)
+              .parallel()
+              .mapToObj(
+                  row -> {
+                    String violation =
+                        rowViolation(op, normalization, weight, bias, row, rowAllowances[row]);
+                    return violation == null ? null : where + ", row " + row + ": " + violation;
+                  })
+              .filter(Objects::nonNull)
+              .findFirst()
+              .orElse(null);
+      for (long[] counted : rowAllowances) {
+        allowances[0] += counted[0];
       }
+      assertThat(failure).isNull();
+    }
+
+    private String rowViolation(
+        Op op,
+        Normalization normalization,
+        double[] weight,
+        double[] bias,
+        int row,
+        long[] allowances) {
+      int width = values[row].length;
+      if (width == 0) {
+        return null;
+      }
+      boolean wide = type == ElementType.FLOAT64;
+      double[] reference =
+          ReferenceNormalization.apply(op, values[row], normalization.epsilon(), weight, bias);
+      int start = (int) starts[row];
+      if (type == ElementType.FLOAT32 || type == ElementType.FLOAT64) {
+        double[] actual = new double[width];
+        for (int i = 0; i < width; i++) {
+          actual[i] = wide ? output.getDouble((start + i) * 8) : output.getFloat((start + i) * 4);
+        }
+        return wide
+            ? RowComparison.firstViolation(reference, actual)
+            : RowComparison.firstViolation(
+                reference, actual, RowComparison.FLOAT32_RELATIVE, RowComparison.FLOAT32_ABSOLUTE);
+      }
+      return NarrowComparison.firstViolation(narrow(), reference, output, start, allowances);
     }
 
     /** The elements before the first row and the bytes after the last are still poisoned. */
