@@ -37,9 +37,10 @@ import org.apache.arrow.vector.types.pojo.FieldType;
  * pageable. Modes: the pipeline on pinned Arrow memory at several chunk sizes, then at the default
  * chunk size on pinned memory and on ordinary Arrow memory ({@code RootAllocator}: through the
  * pinned staging slots, the default, from one and two threads; and registered per call, {@code
- * embednorm.gpu.staging=false}) with the ratio staged / pinned of this run, and the naive path
- * (pageable, one stream, no overlap). Rate = input bytes normalized per second; the ceiling is half
- * the duplex rate, since every byte goes up once and down once.
+ * embednorm.gpu.staging=false}) with the ratio staged / pinned of this run, the CPU engine on the
+ * same ordinary batches (the device {@code auto} weighs against the staged path), and the naive
+ * path (pageable, one stream, no overlap). Rate = input bytes normalized per second; the ceiling is
+ * half the duplex rate, since every byte goes up once and down once.
  *
  * <p>With {@code --gpus 0,1} (two or more GPUs) each width ends with the spread: the pipeline on
  * the first listed GPU alone and then over all listed GPUs, on the same pinned batches, at each
@@ -221,6 +222,19 @@ public final class PipelineBenchmark {
             ceiling,
             2);
       }
+      // The peer auto weighs the staged GPU path against on ordinary memory: the CPU engine.
+      Measured cpu;
+      try (ArrowNormalizer normalizer =
+          ArrowNormalizer.builder(plain).device(DeviceChoice.CPU).build()) {
+        cpu =
+            measureThreads(
+                "CPU engine, ordinary, all cores",
+                normalizer,
+                plainBatches,
+                inputBytes,
+                ceiling,
+                1);
+      }
       String staging = InternalSwitches.GPU_STAGING.name();
       System.setProperty(staging, "false");
       try (ArrowNormalizer normalizer = gpu(plain, defaultChunk)) {
@@ -241,6 +255,9 @@ public final class PipelineBenchmark {
           100 * staged.rate() / ceiling,
           staged.metrics().stagedBytes(),
           staged.metrics().bytesUploaded() + staged.metrics().bytesDownloaded());
+      System.out.printf(
+          "ratio ordinary (staged) / CPU engine on the same batches, same run: %.2f%n",
+          staged.rate() / cpu.rate());
       naive(plain, plainBatches, width, inputBytes, ceiling);
       checkSame(pinned, plain, pinnedBatches.get(0), plainBatches.get(0), width);
       if (gpus.length > 1) {
