@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
@@ -341,8 +342,9 @@ public final class ArrowNormalizer implements AutoCloseable {
   }
 
   /**
-   * Frees the engines, every GPU's (and the CPU engine of fallbacks, if one started); the allocator
-   * and all vectors stay as they are. Idempotent.
+   * Frees the engines, every GPU's (and the CPU engine of fallbacks, if one started), and the idle
+   * memory kept for the CPU engine's outputs; the allocator and all vectors stay as they are.
+   * Idempotent.
    */
   @Override
   public void close() {
@@ -357,6 +359,7 @@ public final class ArrowNormalizer implements AutoCloseable {
             cpuFallback.close();
           }
         }
+        HostOutputs.releaseIdle();
       }
     }
   }

@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.arrow.internal.PinnedOutputs;
 import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.EmbedNormException;
@@ -121,12 +122,19 @@ final class ChunkedNormalization {
   /**
    * The output vector. On a GPU whose input is not pinned memory (an ordinary allocator), its
    * element buffer is pinned ({@link PinnedOutputs}), so that the device writes the results in
-   * place; a pinned allocator's own buffers are pinned already.
+   * place; a pinned allocator's own buffers are pinned already. On the CPU engine a large element
+   * buffer comes from the pool of {@link HostOutputs}, whose pages earlier calls touched.
    */
   private FieldVector allocateOutput(
       ListColumn input, BufferAllocator allocator, int elementCount, boolean gpu) {
-    StagingPool staging = gpu ? gpus.staging() : null;
-    if (staging == null || input.rows() == 0) {
+    if (input.rows() == 0) {
+      return input.allocateOutput(allocator, elementCount);
+    }
+    if (!gpu) {
+      return input.allocateOutput(allocator, elementCount, HostOutputs::buffer);
+    }
+    StagingPool staging = gpus.staging();
+    if (staging == null) {
       return input.allocateOutput(allocator, elementCount);
     }
     int byteWidth = input.type().byteWidth();

@@ -31,6 +31,16 @@ public final class InternalSwitches {
           "idle pinned host bytes kept in the pool for reuse");
 
   /**
+   * Idle ordinary memory that CPU outputs on ordinary allocators keep for reuse: a large output
+   * allocated afresh per call is fresh pages, zeroed and faulted in on one thread.
+   */
+  public static final InternalSwitch<Long> HOST_OUTPUT_POOL_BYTES =
+      longValue(
+          "embednorm.hostOutputPoolBytes",
+          1L << 30,
+          "idle bytes of CPU outputs (1 MiB or more) kept for reuse by later calls; 0 none");
+
+  /**
    * Bytes of GPU outputs that may sit in pinned memory at once though their allocator is ordinary
    * (results written by the device in place); outputs beyond it come from their allocator.
    */
@@ -157,6 +167,7 @@ public final class InternalSwitches {
           GPU_POISON_OUTPUTS,
           PINNED_POOL_BYTES,
           PINNED_OUTPUT_BYTES,
+          HOST_OUTPUT_POOL_BYTES,
           GPU_STAGING,
           STAGING_SLOT_BYTES,
           STAGING_POOL_BYTES,
