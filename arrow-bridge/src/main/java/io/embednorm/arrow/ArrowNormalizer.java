@@ -115,6 +115,7 @@ public final class ArrowNormalizer implements AutoCloseable {
     this.chunkByteLimit = chunkByteLimit;
     this.gpuChunkBytes = gpuChunkBytes;
     this.gpus = new DeviceSpread(engines.gpus());
+    HostOutputs.normalizerOpened();
   }
 
   /**
@@ -342,9 +343,9 @@ public final class ArrowNormalizer implements AutoCloseable {
   }
 
   /**
-   * Frees the engines, every GPU's (and the CPU engine of fallbacks, if one started), and the idle
-   * memory kept for the CPU engine's outputs; the allocator and all vectors stay as they are.
-   * Idempotent.
+   * Frees the engines, every GPU's (and the CPU engine of fallbacks, if one started), and, the last
+   * normalizer open, the idle memory kept for the CPU engine's outputs; the allocator and all
+   * vectors stay as they are. Idempotent.
    */
   @Override
   public void close() {
@@ -359,7 +360,7 @@ public final class ArrowNormalizer implements AutoCloseable {
             cpuFallback.close();
           }
         }
-        HostOutputs.releaseIdle();
+        HostOutputs.normalizerClosed();
       }
     }
   }

@@ -5,6 +5,7 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.ForeignAllocation;
@@ -12,16 +13,18 @@ import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * The element buffers of a CPU call's output on an ordinary allocator, from a process-wide pool of
- * off-heap blocks, wrapped into the caller's allocator (which counts them, and whose owner closes
- * them like any buffer; the last release returns the block to the pool). A large buffer allocated
- * afresh per call is fresh pages, which Netty's allocator zeroes on one thread and whose first
- * touch faults page by page: more than the normalization itself costs on the CPU engine. A pooled
- * block's pages are touched already. Its old contents never show: the engine writes every element
- * of the valid rows and the caller zeroes the others, as for the GPU's pinned outputs.
+ * off-heap blocks, wrapped into the caller's allocator (which counts them at the size asked for,
+ * and whose owner closes them like any buffer; the last release returns the block to the pool). A
+ * large buffer allocated afresh per call is fresh pages, which Netty's allocator zeroes on one
+ * thread and whose first touch faults page by page: more than the normalization itself costs on the
+ * CPU engine. A pooled block's pages are touched already. Its old contents never show: the engine
+ * writes every element of the valid rows and the caller zeroes the others, as for the GPU's pinned
+ * outputs.
  *
- * <p>Only buffers of at least {@link #SMALLEST_BYTES}; idle blocks stay pooled up to {@code
- * embednorm.hostOutputPoolBytes} (0: no pooling), others are freed when released, and the idle ones
- * when a normalizer closes. Thread-safe.
+ * <p>Only buffers of at least {@link #SMALLEST_BYTES}. The pool lives while a normalizer is open
+ * ({@link #normalizerOpened}): then idle blocks stay pooled up to {@code
+ * embednorm.hostOutputPoolBytes} (0: no pooling) and others are freed when released; when the last
+ * normalizer closes, the idle blocks are freed, and so is every block released after. Thread-safe.
  */
 public final class HostOutputs {
   /** Smaller buffers come from the caller's allocator, whose pools serve them well. */
@@ -34,15 +37,38 @@ public final class HostOutputs {
   private static final Map<Long, Deque<Long>> IDLE = new HashMap<>();
 
   private static long idleBytes;
+  private static int openNormalizers;
 
   private HostOutputs() {}
+
+  /** A normalizer opened: blocks released while one is open go back to the pool. */
+  public static void normalizerOpened() {
+    synchronized (LOCK) {
+      openNormalizers++;
+    }
+  }
+
+  /**
+   * A normalizer closed; the last one frees the idle blocks. Call once per {@link
+   * #normalizerOpened}.
+   */
+  public static void normalizerClosed() {
+    synchronized (LOCK) {
+      if (--openNormalizers == 0) {
+        IDLE.values().forEach(blocks -> blocks.forEach(MemoryUtil::freeMemory));
+        IDLE.clear();
+        idleBytes = 0;
+      }
+    }
+  }
 
   /**
    * A buffer of {@code bytes} accounted to {@code allocator}: a pooled block where the rules above
    * allow, from {@code allocator} otherwise. The caller closes it.
    */
   public static ArrowBuf buffer(BufferAllocator allocator, long bytes) {
-    if (bytes < SMALLEST_BYTES || InternalSwitches.HOST_OUTPUT_POOL_BYTES.value() <= 0) {
+    long limit = InternalSwitches.HOST_OUTPUT_POOL_BYTES.value();
+    if (bytes < SMALLEST_BYTES || limit <= 0) {
       return allocator.buffer(bytes);
     }
     long capacity = capacityFor(bytes);
@@ -50,10 +76,12 @@ public final class HostOutputs {
     if (address == 0) {
       address = MemoryUtil.allocateMemory(capacity);
     }
+    Pooled block = new Pooled(address, capacity, bytes, limit);
     try {
-      return allocator.wrapForeignAllocation(new Pooled(address, capacity, bytes));
+      return allocator.wrapForeignAllocation(block);
     } catch (RuntimeException | Error failure) {
-      giveBack(address, capacity);
+      // The allocator may have released the block already, once it had counted it.
+      block.release0();
       throw failure;
     }
   }
@@ -65,12 +93,10 @@ public final class HostOutputs {
     }
   }
 
-  /** Frees every idle block. */
-  public static void releaseIdle() {
+  /** Normalizers open now (those that called {@link #normalizerOpened} and not yet closed). */
+  public static int openNormalizers() {
     synchronized (LOCK) {
-      IDLE.values().forEach(blocks -> blocks.forEach(MemoryUtil::freeMemory));
-      IDLE.clear();
-      idleBytes = 0;
+      return openNormalizers;
     }
   }
 
@@ -91,9 +117,9 @@ public final class HostOutputs {
     }
   }
 
-  private static void giveBack(long address, long capacity) {
+  private static void giveBack(long address, long capacity, long limit) {
     synchronized (LOCK) {
-      if (idleBytes + capacity <= InternalSwitches.HOST_OUTPUT_POOL_BYTES.value()) {
+      if (openNormalizers > 0 && idleBytes + capacity <= limit) {
         IDLE.computeIfAbsent(capacity, key -> new ArrayDeque<>()).push(address);
         idleBytes += capacity;
         return;
@@ -102,18 +128,26 @@ public final class HostOutputs {
     MemoryUtil.freeMemory(address);
   }
 
-  /** A pooled block lent to an Arrow allocator; its release returns the block to the pool. */
+  /**
+   * A pooled block lent to an Arrow allocator; its release (once, whoever calls it) returns the
+   * block to the pool under the limit of its allocation.
+   */
   private static final class Pooled extends ForeignAllocation {
     private final long capacity;
+    private final long limit;
+    private final AtomicBoolean released = new AtomicBoolean();
 
-    Pooled(long address, long capacity, long bytes) {
+    Pooled(long address, long capacity, long bytes, long limit) {
       super(bytes, address);
       this.capacity = capacity;
+      this.limit = limit;
     }
 
     @Override
     protected void release0() {
-      giveBack(memoryAddress(), capacity);
+      if (released.compareAndSet(false, true)) {
+        giveBack(memoryAddress(), capacity, limit);
+      }
     }
   }
 }

@@ -3,6 +3,7 @@ package io.embednorm.arrow.internal;
 import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.PinnedBlock;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -44,11 +45,12 @@ public final class PinnedOutputs {
       OUTSTANDING.addAndGet(-bytes);
       return allocator.buffer(bytes);
     }
+    Pinned pinned = new Pinned(block, bytes);
     try {
-      return allocator.wrapForeignAllocation(new Pinned(block, bytes));
+      return allocator.wrapForeignAllocation(pinned);
     } catch (RuntimeException | Error failure) {
-      block.close();
-      OUTSTANDING.addAndGet(-bytes);
+      // The allocator may have released the block already, once it had counted it.
+      pinned.release0();
       throw failure;
     }
   }
@@ -71,10 +73,14 @@ public final class PinnedOutputs {
     }
   }
 
-  /** A pinned block lent to an Arrow allocator; its release returns the block to the pool. */
+  /**
+   * A pinned block lent to an Arrow allocator; its release (once, whoever calls it) returns the
+   * block to the pool.
+   */
   private static final class Pinned extends ForeignAllocation {
     private final PinnedBlock block;
     private final long bytes;
+    private final AtomicBoolean released = new AtomicBoolean();
 
     Pinned(PinnedBlock block, long bytes) {
       super(bytes, block.address());
@@ -84,8 +90,10 @@ public final class PinnedOutputs {
 
     @Override
     protected void release0() {
-      block.close();
-      OUTSTANDING.addAndGet(-bytes);
+      if (released.compareAndSet(false, true)) {
+        block.close();
+        OUTSTANDING.addAndGet(-bytes);
+      }
     }
   }
 }
