@@ -5,10 +5,8 @@ import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
 import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
@@ -76,14 +74,7 @@ public final class HostOutputs {
     if (address == 0) {
       address = MemoryUtil.allocateMemory(capacity);
     }
-    Pooled block = new Pooled(address, capacity, bytes, limit);
-    try {
-      return allocator.wrapForeignAllocation(block);
-    } catch (RuntimeException | Error failure) {
-      // The allocator may have released the block already, once it had counted it.
-      block.release0();
-      throw failure;
-    }
+    return LentMemory.lend(allocator, new Pooled(address, capacity, bytes, limit));
   }
 
   /** Bytes of idle blocks in the pool. */
@@ -128,14 +119,10 @@ public final class HostOutputs {
     MemoryUtil.freeMemory(address);
   }
 
-  /**
-   * A pooled block lent to an Arrow allocator; its release (once, whoever calls it) returns the
-   * block to the pool under the limit of its allocation.
-   */
-  private static final class Pooled extends ForeignAllocation {
+  /** A pooled block lent to an Arrow allocator; given back under the limit of its lending. */
+  private static final class Pooled extends LentMemory {
     private final long capacity;
     private final long limit;
-    private final AtomicBoolean released = new AtomicBoolean();
 
     Pooled(long address, long capacity, long bytes, long limit) {
       super(bytes, address);
@@ -144,10 +131,8 @@ public final class HostOutputs {
     }
 
     @Override
-    protected void release0() {
-      if (released.compareAndSet(false, true)) {
-        giveBack(memoryAddress(), capacity, limit);
-      }
+    protected void giveBack() {
+      HostOutputs.giveBack(memoryAddress(), capacity, limit);
     }
   }
 }

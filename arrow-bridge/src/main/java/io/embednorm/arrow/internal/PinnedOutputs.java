@@ -3,11 +3,9 @@ package io.embednorm.arrow.internal;
 import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.PinnedBlock;
-import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicLong;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
-import org.apache.arrow.memory.ForeignAllocation;
 
 /**
  * The element buffers of a GPU call's output, in pinned memory though the caller's allocator is
@@ -45,14 +43,7 @@ public final class PinnedOutputs {
       OUTSTANDING.addAndGet(-bytes);
       return allocator.buffer(bytes);
     }
-    Pinned pinned = new Pinned(block, bytes);
-    try {
-      return allocator.wrapForeignAllocation(pinned);
-    } catch (RuntimeException | Error failure) {
-      // The allocator may have released the block already, once it had counted it.
-      pinned.release0();
-      throw failure;
-    }
+    return LentMemory.lend(allocator, new Pinned(block, bytes));
   }
 
   /** Bytes of outputs pinned here and not yet released by their owners. */
@@ -73,14 +64,10 @@ public final class PinnedOutputs {
     }
   }
 
-  /**
-   * A pinned block lent to an Arrow allocator; its release (once, whoever calls it) returns the
-   * block to the pool.
-   */
-  private static final class Pinned extends ForeignAllocation {
+  /** A pinned block lent to an Arrow allocator; given back to the pool. */
+  private static final class Pinned extends LentMemory {
     private final PinnedBlock block;
     private final long bytes;
-    private final AtomicBoolean released = new AtomicBoolean();
 
     Pinned(PinnedBlock block, long bytes) {
       super(bytes, block.address());
@@ -89,11 +76,9 @@ public final class PinnedOutputs {
     }
 
     @Override
-    protected void release0() {
-      if (released.compareAndSet(false, true)) {
-        block.close();
-        OUTSTANDING.addAndGet(-bytes);
-      }
+    protected void giveBack() {
+      block.close();
+      OUTSTANDING.addAndGet(-bytes);
     }
   }
 }
