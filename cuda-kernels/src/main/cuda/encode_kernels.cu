@@ -9,8 +9,8 @@
 // row) and its bytes at value_starts[r]. scales (int8 only) takes one float a row.
 //   embednorm_encode_warp_<op>_p<PACK>_c<PACKS>: `group` lanes a row (PACK 4: aligned rows whose
 //     widths are multiples of 4; PACK 1: group 32), up to 32 * PACK * PACKS elements a row.
-//   embednorm_encode_registers_<op>: aligned rows of 513 to 4096 elements, a block of up to 256
-//     threads a row, 4 packs a thread, the row in registers.
+//   embednorm_encode_registers_<op>_<encoding>: aligned rows of 513 to 4096 elements, a block of
+//     up to 256 threads a row, 4 packs a thread, the row in registers.
 //   embednorm_encode_block_<op>_cached / _uncached: a block a row, cached in shared memory or not.
 
 #include "encode.cuh"
@@ -32,12 +32,15 @@ using namespace embednorm;
 // Blocks of 256 an SM the register kernels are built for (encode.cuh, "Register path").
 constexpr int register_blocks(int op) { return op == kLayerNorm ? 4 : 5; }
 
-#define EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP)                                                 \
+// One register kernel per op and encoding: the encoding a constant, so that each kernel holds only
+// its own encoding's code and registers.
+#define EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP, ENCODING_NAME, ENCODING)                        \
   extern "C" __global__ void __launch_bounds__(256, register_blocks(OP))                        \
-      embednorm_encode_registers_##OP_NAME EMBEDNORM_ENCODE_SIGNATURE {                         \
+      embednorm_encode_registers_##OP_NAME##_##ENCODING_NAME EMBEDNORM_ENCODE_SIGNATURE {       \
     (void)group;                                                                                \
+    (void)encoding;                                                                             \
     encode_register_rows<OP, 4>(input, values, scales, offsets, value_starts, rows, width, eps, \
-                                weight, bias, encoding);                                        \
+                                weight, bias, ENCODING);                                        \
   }
 
 #define EMBEDNORM_ENCODE_BLOCK(OP_NAME, OP, SUFFIX, CACHED)                                     \
@@ -57,7 +60,10 @@ constexpr int register_blocks(int op) { return op == kLayerNorm ? 4 : 5; }
   EMBEDNORM_ENCODE_WARP(OP_NAME, OP, 4, 2)                                                      \
   EMBEDNORM_ENCODE_WARP(OP_NAME, OP, 4, 4)                                                      \
   EMBEDNORM_ENCODE_WARP(OP_NAME, OP, 4, 8)                                                      \
-  EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP)                                                       \
+  EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP, float16, kEncodeFloat16)                              \
+  EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP, bfloat16, kEncodeBFloat16)                            \
+  EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP, int8, kEncodeInt8)                                    \
+  EMBEDNORM_ENCODE_REGISTERS(OP_NAME, OP, binary, kEncodeBinary)                                \
   EMBEDNORM_ENCODE_BLOCK(OP_NAME, OP, _cached, true)                                            \
   EMBEDNORM_ENCODE_BLOCK(OP_NAME, OP, _uncached, false)
 

@@ -12,6 +12,7 @@ import io.embednorm.engine.Encoding;
 import io.embednorm.engine.Normalization;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Locale;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentMap;
 import jcuda.Pointer;
@@ -130,7 +131,7 @@ public final class EncodeKernels {
       group = 1;
       int threads = (width + REGISTER_THREAD_ELEMENTS - 1) / REGISTER_THREAD_ELEMENTS;
       block = (threads + 31) / 32 * 32;
-      name = "embednorm_encode_registers_" + op;
+      name = "embednorm_encode_registers_" + op + "_" + encoding.name().toLowerCase(Locale.ROOT);
       rowsPerBlock = 1;
       onePass = true;
     } else if (rows.aligned() && width <= 32 * PACK * PACKS[PACKS.length - 1]) {
