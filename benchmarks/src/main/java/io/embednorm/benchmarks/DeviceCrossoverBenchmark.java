@@ -21,6 +21,8 @@ import org.apache.arrow.vector.FieldVector;
  * </pre>
  */
 public final class DeviceCrossoverBenchmark {
+  private static final long WARM_UP_NANOS = 500_000_000L;
+
   private DeviceCrossoverBenchmark() {}
 
   public static void main(String[] arguments) {
@@ -75,10 +77,14 @@ public final class DeviceCrossoverBenchmark {
     }
   }
 
-  /** The median wall time of one call, after two calls that are not counted (warm-up). */
+  /**
+   * The median wall time of one call, after calls that are not counted: at least three and for at
+   * least half a second, so that small calls are timed compiled rather than interpreted.
+   */
   private static double medianMillis(
       ArrowNormalizer normalizer, FieldVector batch, Normalization normalization, int repeats) {
-    for (int warmUp = 0; warmUp < 2; warmUp++) {
+    long warmUpEnds = System.nanoTime() + WARM_UP_NANOS;
+    for (int warmUp = 0; warmUp < 3 || System.nanoTime() < warmUpEnds; warmUp++) {
       normalizer.normalize(batch, normalization).close();
     }
     double[] millis = new double[repeats];
