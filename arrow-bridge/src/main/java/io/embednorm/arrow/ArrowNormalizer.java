@@ -1,6 +1,7 @@
 package io.embednorm.arrow;
 
 import io.embednorm.arrow.internal.HostOutputs;
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
@@ -10,7 +11,6 @@ import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.GpuSettings;
-import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
@@ -68,8 +68,8 @@ public final class ArrowNormalizer implements AutoCloseable {
   private final long chunkByteLimit;
   private final long gpuChunkBytes;
 
-  /** Calls on fewer bytes of elements run on the CPU engine (auto's choice); 0 for none. */
-  private final long cpuBelowBytes;
+  /** Which calls of a GPU normalizer run on the CPU engine under auto. */
+  private final AutoCallRule autoRule;
 
   private NormalizationEngine cpuFallback;
   private volatile boolean closed;
@@ -93,20 +93,20 @@ public final class ArrowNormalizer implements AutoCloseable {
   /** A normalizer over {@code engines}, which it owns from here on. */
   ArrowNormalizer(
       BufferAllocator allocator, DeviceEngines engines, long chunkByteLimit, long gpuChunkBytes) {
-    this(allocator, engines, chunkByteLimit, gpuChunkBytes, 0);
+    this(allocator, engines, chunkByteLimit, gpuChunkBytes, AutoCallRule.NONE);
   }
 
   /**
-   * As {@link #ArrowNormalizer(BufferAllocator, DeviceEngines, long, long)}, calls on fewer than
-   * {@code cpuBelowBytes} bytes of elements running on the CPU engine when the engines are GPUs.
+   * As {@link #ArrowNormalizer(BufferAllocator, DeviceEngines, long, long)}, the calls that {@code
+   * autoRule} chooses running on the CPU engine when the engines are GPUs.
    */
   ArrowNormalizer(
       BufferAllocator allocator,
       DeviceEngines engines,
       long chunkByteLimit,
       long gpuChunkBytes,
-      long cpuBelowBytes) {
-    this.cpuBelowBytes = engines.device() == Device.GPU ? cpuBelowBytes : 0;
+      AutoCallRule autoRule) {
+    this.autoRule = engines.device() == Device.GPU ? autoRule : AutoCallRule.NONE;
     this.allocator = Objects.requireNonNull(allocator, "allocator");
     this.engines = Objects.requireNonNull(engines, "engines");
     if (chunkByteLimit < 1 || chunkByteLimit > Integer.MAX_VALUE) {
@@ -149,12 +149,16 @@ public final class ArrowNormalizer implements AutoCloseable {
 
   /**
    * The device a call on {@code input} runs on: the normalizer's, except that under {@code auto} a
-   * GPU normalizer runs calls on fewer than {@code embednorm.auto.gpuMinCallBytes} bytes of
-   * elements (1 MiB by default) on the CPU engine, which finishes them sooner than the GPU's fixed
-   * cost per call. A call the GPU fails still runs again on the CPU engine.
+   * GPU normalizer runs on the CPU engine the calls it would finish later: those on fewer than
+   * {@code embednorm.auto.gpuMinCallBytes} bytes of elements (1 MiB by default), and those on
+   * memory that is not pinned (which the GPU copies through staging slots) where the CPU engine has
+   * {@code embednorm.auto.stagedCpuThreads} threads (16) or the call is under {@code
+   * embednorm.auto.gpuMinStagedCallBytes} (64 MiB). A call the GPU fails still runs again on the
+   * CPU engine.
    */
   public Device deviceFor(FieldVector input) {
-    return runsOnCpu(ListColumn.of(Objects.requireNonNull(input, "input"))) ? Device.CPU : device();
+    ListColumn column = ListColumn.of(Objects.requireNonNull(input, "input"));
+    return autoChoice(column) == AutoCallRule.Choice.GPU ? device() : Device.CPU;
   }
 
   /** What runs, for logs, e.g. {@code cpu (java scalar)}; every GPU, one after another. */
@@ -248,8 +252,9 @@ public final class ArrowNormalizer implements AutoCloseable {
           "Cannot normalize column '" + column.name() + "': the normalizer is closed");
     }
     NormalizationEngine engine = engines.first();
-    if (runsOnCpu(column)) {
-      metrics.addSmallCallOnCpu();
+    AutoCallRule.Choice choice = autoChoice(column);
+    if (choice != AutoCallRule.Choice.GPU) {
+      metrics.addAutoCallOnCpu(choice);
       engine = cpuFallback();
     }
     return new ChunkedNormalization(
@@ -257,13 +262,20 @@ public final class ArrowNormalizer implements AutoCloseable {
         .normalize(column, allocator, memory, firstRowIndex, metrics);
   }
 
-  /** Whether auto's size rule sends a call on {@code column} to the CPU engine. */
-  private boolean runsOnCpu(ListColumn column) {
-    if (cpuBelowBytes == 0) {
-      return false;
+  /** Where auto's rule sends a call on {@code column}; GPU for a normalizer that is not auto. */
+  private AutoCallRule.Choice autoChoice(ListColumn column) {
+    if (autoRule == AutoCallRule.NONE) {
+      return AutoCallRule.Choice.GPU;
     }
-    long elements = column.boundary(column.rows()) - column.boundary(0);
-    return elements * column.type().byteWidth() < cpuBelowBytes;
+    int byteWidth = column.type().byteWidth();
+    long bytes = (column.boundary(column.rows()) - column.boundary(0)) * byteWidth;
+    StagingPool staging = gpus.staging();
+    boolean staged =
+        staging == null
+            || !staging.isPinned(
+                column.elements().getDataBuffer().memoryAddress() + column.boundary(0) * byteWidth,
+                bytes);
+    return autoRule.choose(bytes, staged);
   }
 
   /**
@@ -450,10 +462,9 @@ public final class ArrowNormalizer implements AutoCloseable {
           gpuOrdinals == null
               ? DeviceEngines.of(Engines.select(device, gpu), gpu.ordinal())
               : DeviceEngines.open(device, gpu, gpuOrdinals.isEmpty() ? null : gpuOrdinals);
-      long cpuBelowBytes =
-          device == DeviceChoice.AUTO ? InternalSwitches.AUTO_GPU_MIN_CALL_BYTES.value() : 0;
-      return new ArrowNormalizer(
-          allocator, engines, DEFAULT_CHUNK_BYTES, gpuChunkBytes, cpuBelowBytes);
+      AutoCallRule autoRule =
+          device == DeviceChoice.AUTO ? AutoCallRule.fromSwitches() : AutoCallRule.NONE;
+      return new ArrowNormalizer(allocator, engines, DEFAULT_CHUNK_BYTES, gpuChunkBytes, autoRule);
     }
   }
 }

@@ -46,6 +46,7 @@ public final class NormalizationMetrics {
   private final LongAdder cpuFallbackCalls = new LongAdder();
   private final LongAdder outOfMemorySplits = new LongAdder();
   private final LongAdder smallCallsOnCpu = new LongAdder();
+  private final LongAdder stagedCallsOnCpu = new LongAdder();
   private final AtomicReference<String> cpuFallbackReason = new AtomicReference<>();
 
   /** Normalization calls (one per column and batch). */
@@ -174,6 +175,15 @@ public final class NormalizationMetrics {
     return smallCallsOnCpu.sum();
   }
 
+  /**
+   * Calls on memory that is not pinned that {@code auto} ran on the CPU engine rather than staging
+   * them to the GPU, where the CPU engine finishes them sooner (see {@link
+   * ArrowNormalizer#deviceFor}).
+   */
+  public long stagedCallsOnCpu() {
+    return stagedCallsOnCpu.sum();
+  }
+
   /** Adds everything {@code other} counted to this instance. */
   public void add(NormalizationMetrics other) {
     calls.add(other.calls());
@@ -200,6 +210,7 @@ public final class NormalizationMetrics {
     cpuFallbackCalls.add(other.cpuFallbackCalls());
     outOfMemorySplits.add(other.outOfMemorySplits());
     smallCallsOnCpu.add(other.smallCallsOnCpu());
+    stagedCallsOnCpu.add(other.stagedCallsOnCpu());
     if (other.cpuFallbackReason() != null) {
       cpuFallbackReason.compareAndSet(null, other.cpuFallbackReason());
     }
@@ -255,8 +266,8 @@ public final class NormalizationMetrics {
         null, failure.getClass().getSimpleName() + ": " + failure.getMessage());
   }
 
-  void addSmallCallOnCpu() {
-    smallCallsOnCpu.increment();
+  void addAutoCallOnCpu(AutoCallRule.Choice choice) {
+    (choice == AutoCallRule.Choice.CPU_SMALL ? smallCallsOnCpu : stagedCallsOnCpu).increment();
   }
 
   void addOutOfMemorySplit() {
@@ -271,7 +282,7 @@ public final class NormalizationMetrics {
         "calls=%d rows=%d chunks=%d up=%d down=%d pinned=%d registered=%d staged=%d pageable=%d"
             + " registration=%.3fms upload=%.3fms kernel=%.3fms download=%.3fms cpu=%.3fms"
             + " wall=%.3fms cpuFallbackCalls=%d cpuFallbackRows=%d outOfMemorySplits=%d"
-            + " smallCallsOnCpu=%d%s",
+            + " smallCallsOnCpu=%d stagedCallsOnCpu=%d%s",
         calls(),
         rows(),
         chunks(),
@@ -291,6 +302,7 @@ public final class NormalizationMetrics {
         cpuFallbackRows(),
         outOfMemorySplits(),
         smallCallsOnCpu(),
+        stagedCallsOnCpu(),
         perGpu.size() > 1 ? " chunksPerGpu=" + perGpu : "");
   }
 }

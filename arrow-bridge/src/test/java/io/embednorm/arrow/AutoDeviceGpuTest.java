@@ -28,7 +28,8 @@ import org.junit.jupiter.api.io.TempDir;
  * Auto's size rules on a real GPU: a small Arrow file runs on the CPU engine without starting the
  * GPU and the summary's reason says why; with the file limit at 0 the same file runs on the GPU; a
  * small Arrow call of a GPU normalizer built under auto runs on the CPU engine, a large one on the
- * GPU. Skipped where no GPU is usable.
+ * GPU; a large call on ordinary (not pinned) memory runs on the CPU engine when the staged rule
+ * says so and on the GPU, staged, when it does not. Skipped where no GPU is usable.
  */
 @Tag("gpu")
 @EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
@@ -48,6 +49,8 @@ class AutoDeviceGpuTest {
   @AfterEach
   void clearSwitches() {
     System.clearProperty(InternalSwitches.AUTO_GPU_MIN_FILE_BYTES.name());
+    System.clearProperty(InternalSwitches.AUTO_STAGED_CPU_THREADS.name());
+    System.clearProperty(InternalSwitches.AUTO_GPU_MIN_STAGED_CALL_BYTES.name());
   }
 
   @Test
@@ -84,7 +87,7 @@ class AutoDeviceGpuTest {
     int smallRows = 4;
     int largeRows = (int) (limit / (width * Float.BYTES)) + 1;
     Random random = new Random(SEED + 1);
-    try (RootAllocator allocator = new RootAllocator();
+    try (RootAllocator allocator = PinnedAllocators.newRootAllocator(Long.MAX_VALUE);
         ArrowNormalizer auto = ArrowNormalizer.create(allocator, DeviceChoice.AUTO)) {
       assertThat(auto.device()).isEqualTo(Device.GPU);
       for (int rows : new int[] {smallRows, largeRows}) {
@@ -102,6 +105,33 @@ class AutoDeviceGpuTest {
           ReferenceCheck.assertNormalized(
               step, ElementType.FLOAT32, input, TestColumns.read(output), rows + " rows");
         }
+      }
+    }
+  }
+
+  @Test
+  void largeCallsOnOrdinaryMemoryFollowTheStagedRule() {
+    Normalization step = Normalization.of(Op.RMS_NORM);
+    int width = 768;
+    int rows = (int) (InternalSwitches.AUTO_GPU_MIN_CALL_BYTES.value() / (width * Float.BYTES)) * 4;
+    Random random = new Random(SEED + 2);
+    Double[][] input = TestColumns.gaussianRows(random, ElementType.FLOAT32, rows, row -> width);
+    for (String threads : new String[] {"1", String.valueOf(Integer.MAX_VALUE)}) {
+      boolean onCpu = threads.equals("1");
+      System.setProperty(InternalSwitches.AUTO_STAGED_CPU_THREADS.name(), threads);
+      System.setProperty(InternalSwitches.AUTO_GPU_MIN_STAGED_CALL_BYTES.name(), "0");
+      NormalizationMetrics metrics = new NormalizationMetrics();
+      try (RootAllocator allocator = new RootAllocator();
+          ArrowNormalizer auto = ArrowNormalizer.create(allocator, DeviceChoice.AUTO);
+          FieldVector batch =
+              TestColumns.build(
+                  allocator, "embedding", Layout.FIXED_SIZE_LIST, ElementType.FLOAT32, input);
+          FieldVector output = auto.normalize(batch, List.of(step), metrics)) {
+        assertThat(auto.deviceFor(batch)).isEqualTo(onCpu ? Device.CPU : Device.GPU);
+        assertThat(metrics.stagedCallsOnCpu()).as(metrics.toString()).isEqualTo(onCpu ? 1 : 0);
+        assertThat(metrics.stagedBytes() > 0).as(metrics.toString()).isEqualTo(!onCpu);
+        ReferenceCheck.assertNormalized(
+            step, ElementType.FLOAT32, input, TestColumns.read(output), "threads " + threads);
       }
     }
   }

@@ -13,6 +13,7 @@ import io.embednorm.engine.Op;
 import io.embednorm.engine.TestSeeds;
 import java.util.List;
 import java.util.Random;
+import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.junit.jupiter.api.AfterEach;
@@ -20,10 +21,12 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 
 /**
- * Auto's size rule in the Arrow API ({@link ArrowNormalizer#deviceFor}): on a GPU normalizer built
- * under {@code auto}, calls on fewer bytes than the limit run on the CPU engine, larger ones on the
- * GPU (here a host-copy stand-in whose chunks the metrics count); a normalizer whose GPU was asked
- * for sends every call to the GPU. Results are checked against the float64 reference either way.
+ * Auto's rule in the Arrow API ({@link ArrowNormalizer#deviceFor}): on a GPU normalizer built under
+ * {@code auto}, calls on fewer bytes than the limit run on the CPU engine, larger ones on the GPU
+ * (here a host-copy stand-in whose chunks the metrics count); calls on memory that is not pinned
+ * run on a CPU engine of enough threads, or below the staged limit; a normalizer whose GPU was
+ * asked for sends every call to the GPU. Results are checked against the float64 reference either
+ * way.
  */
 class AutoDeviceTest {
   private static final long SEED = TestSeeds.seeds()[0];
@@ -49,7 +52,8 @@ class AutoDeviceTest {
 
   @Test
   void autoRunsCallsBelowTheLimitOnTheCpuAndTheOthersOnTheGpu() {
-    try (ArrowNormalizer auto = normalizer(LIMIT_BYTES)) {
+    try (ArrowNormalizer auto =
+        normalizer(new AutoCallRule(LIMIT_BYTES, 0, Integer.MAX_VALUE, 1))) {
       Random random = new Random(SEED);
       int smallRows = (int) (LIMIT_BYTES / (WIDTH * Float.BYTES)) - 1;
       int largeRows = smallRows + 1;
@@ -63,8 +67,61 @@ class AutoDeviceTest {
   }
 
   @Test
+  void callsOnMemoryThatIsNotPinnedRunOnTheCpuBelowTheStagedLimit() {
+    long stagedLimit = 4 * LIMIT_BYTES;
+    int belowRows = (int) (stagedLimit / (WIDTH * Float.BYTES)) - 1;
+    try (ArrowNormalizer auto =
+        normalizer(new AutoCallRule(LIMIT_BYTES, stagedLimit, Integer.MAX_VALUE, 4))) {
+      Random random = new Random(SEED + 3);
+      NormalizationMetrics below = normalizeAndCheck(auto, random, belowRows, Device.CPU);
+      assertThat(below.stagedCallsOnCpu()).as(below.toString()).isEqualTo(1);
+      assertThat(below.smallCallsOnCpu()).as(below.toString()).isZero();
+      assertThat(below.chunks()).as(below.toString()).isZero();
+      NormalizationMetrics above = normalizeAndCheck(auto, random, belowRows + 1, Device.GPU);
+      assertThat(above.stagedCallsOnCpu()).as(above.toString()).isZero();
+      assertThat(above.stagedBytes()).as(above.toString()).isPositive();
+    }
+  }
+
+  @Test
+  void aCpuEngineOfEnoughThreadsTakesEveryCallOnMemoryThatIsNotPinned() {
+    int rows = (int) (4 * LIMIT_BYTES / (WIDTH * Float.BYTES));
+    Random random = new Random(SEED + 4);
+    try (ArrowNormalizer manyThreads = normalizer(new AutoCallRule(LIMIT_BYTES, 0, 16, 16))) {
+      NormalizationMetrics metrics = normalizeAndCheck(manyThreads, random, rows, Device.CPU);
+      assertThat(metrics.stagedCallsOnCpu()).as(metrics.toString()).isEqualTo(1);
+      assertThat(metrics.chunks()).as(metrics.toString()).isZero();
+    }
+    try (ArrowNormalizer fewThreads = normalizer(new AutoCallRule(LIMIT_BYTES, 0, 16, 15))) {
+      NormalizationMetrics metrics = normalizeAndCheck(fewThreads, random, rows, Device.GPU);
+      assertThat(metrics.stagedCallsOnCpu()).as(metrics.toString()).isZero();
+      assertThat(metrics.chunks()).as(metrics.toString()).isPositive();
+    }
+  }
+
+  @Test
+  void pinnedMemoryGoesToTheGpuWhateverTheCpuEngine() {
+    int rows = (int) (4 * LIMIT_BYTES / (WIDTH * Float.BYTES));
+    Random random = new Random(SEED + 5);
+    Double[][] input = TestColumns.gaussianRows(random, ElementType.FLOAT32, rows, row -> WIDTH);
+    NormalizationMetrics metrics = new NormalizationMetrics();
+    try (BufferAllocator pinned = CountingPinnedAllocator.over(memory);
+        ArrowNormalizer auto = normalizer(new AutoCallRule(LIMIT_BYTES, Long.MAX_VALUE, 1, 64));
+        FieldVector batch =
+            TestColumns.build(
+                pinned, "embedding", Layout.FIXED_SIZE_LIST, ElementType.FLOAT32, input);
+        FieldVector output = auto.normalize(batch, List.of(STEP), metrics)) {
+      assertThat(auto.deviceFor(batch)).isEqualTo(Device.GPU);
+      assertThat(metrics.stagedCallsOnCpu()).as(metrics.toString()).isZero();
+      assertThat(metrics.chunks()).as(metrics.toString()).isPositive();
+      ReferenceCheck.assertNormalized(
+          STEP, ElementType.FLOAT32, input, TestColumns.read(output), "pinned, seed " + SEED);
+    }
+  }
+
+  @Test
   void aGpuAskedForTakesEveryCall() {
-    try (ArrowNormalizer requested = normalizer(0)) {
+    try (ArrowNormalizer requested = normalizer(AutoCallRule.NONE)) {
       NormalizationMetrics metrics =
           normalizeAndCheck(requested, new Random(SEED + 1), 3, Device.GPU);
       assertThat(metrics.smallCallsOnCpu()).isZero();
@@ -80,8 +137,10 @@ class AutoDeviceTest {
     }
   }
 
-  /** A GPU normalizer on the host-copy stand-in, sending calls below {@code limit} to the CPU. */
-  private ArrowNormalizer normalizer(long limit) {
+  /**
+   * A GPU normalizer on the host-copy stand-in, sending the calls {@code rule} picks to the CPU.
+   */
+  private ArrowNormalizer normalizer(AutoCallRule rule) {
     return new ArrowNormalizer(
         allocator,
         DeviceEngines.ofGpus(
@@ -90,7 +149,7 @@ class AutoDeviceTest {
             List.of(new StagingPool(memory, 1L << 20, 8L << 20))),
         ArrowNormalizer.DEFAULT_CHUNK_BYTES,
         1L << 20,
-        limit);
+        rule);
   }
 
   private NormalizationMetrics normalizeAndCheck(

@@ -97,6 +97,31 @@ public final class InternalSwitches {
           "under auto with a GPU, Arrow calls on fewer bytes of elements run on the CPU engine");
 
   /**
+   * Under {@code auto} with a GPU, an Arrow call on memory the GPU must stage (not pinned) and on
+   * fewer bytes of elements than this runs on the CPU engine: with its per-call cost, the staged
+   * GPU passed a CPU engine of 4 and 8 threads only on larger calls (docs/PERFORMANCE.md, "Which
+   * device auto takes").
+   */
+  public static final InternalSwitch<Long> AUTO_GPU_MIN_STAGED_CALL_BYTES =
+      longValue(
+          "embednorm.auto.gpuMinStagedCallBytes",
+          64L << 20,
+          "under auto with a GPU, Arrow calls on memory that is not pinned and on fewer bytes of"
+              + " elements run on the CPU engine");
+
+  /**
+   * Under {@code auto} with a GPU, a CPU engine of at least this many threads takes every Arrow
+   * call on memory the GPU must stage (not pinned): it normalizes such memory faster than staging
+   * it to the GPU and back (docs/PERFORMANCE.md, "Which device auto takes").
+   */
+  public static final InternalSwitch<Integer> AUTO_STAGED_CPU_THREADS =
+      integer(
+          "embednorm.auto.stagedCpuThreads",
+          16,
+          "under auto with a GPU, a CPU engine of at least this many threads takes every Arrow call"
+              + " on memory that is not pinned");
+
+  /**
    * Under {@code auto}, {@code normalize} on an Arrow file smaller than this runs on the CPU engine
    * without starting or probing the GPU. The default (1 TiB) keeps every file on the CPU: its
    * mapped path measured faster than the GPU's on a 3 GB file (docs/PERFORMANCE.md, "User paths").
@@ -173,6 +198,8 @@ public final class InternalSwitches {
           STAGING_POOL_BYTES,
           STAGING_COPY_THREADS,
           AUTO_GPU_MIN_CALL_BYTES,
+          AUTO_GPU_MIN_STAGED_CALL_BYTES,
+          AUTO_STAGED_CPU_THREADS,
           AUTO_GPU_MIN_FILE_BYTES,
           CPU_SIMD,
           CPU_WARM_UP,
