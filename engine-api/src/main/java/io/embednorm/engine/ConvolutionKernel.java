@@ -87,6 +87,33 @@ public final class ConvolutionKernel {
     System.arraycopy(lagWeights, 0, destination, offset, lags * channels);
   }
 
+  /**
+   * Checks a batch of {@code count} sequences of {@code steps} steps held one after another in
+   * arrays of {@code inputLength} and {@code outputLength} floats.
+   *
+   * @throws EmbedNormException when {@code steps} exceeds {@link #steps()} or an array does not
+   *     hold {@code count × steps × channels()} floats
+   */
+  public void checkBatch(int count, int steps, int inputLength, int outputLength) {
+    checkSteps(steps);
+    long floats = (long) count * steps * channels;
+    if (count < 0 || inputLength != floats || outputLength != floats) {
+      throw new EmbedNormException(
+          "Cannot convolve "
+              + count
+              + " sequences of "
+              + steps
+              + " steps of "
+              + channels
+              + " channels: the input holds "
+              + inputLength
+              + " floats and the output "
+              + outputLength
+              + ", not "
+              + floats);
+    }
+  }
+
   /** Throws unless a sequence of {@code sequenceSteps} steps fits this kernel. */
   public void checkSteps(int sequenceSteps) {
     if (sequenceSteps > steps) {

@@ -46,6 +46,29 @@ public interface NormalizationEngine extends AutoCloseable {
   }
 
   /**
+   * Writes {@code causal_conv} (docs/SEMANTICS.md, Causal convolution) of {@code count} sequences
+   * of {@code steps} steps held one after another in {@code sequences} (sequence s, step t, channel
+   * c at {@code (s * steps + t) * channels + c}) to {@code output} in the same layout. This default
+   * runs the CPU engine's loops one sequence after another on the calling thread.
+   *
+   * @throws EmbedNormException as {@link ConvolutionKernel#checkBatch}
+   */
+  default void causalConvolution(
+      ConvolutionKernel kernel,
+      float eps,
+      float[] sequences,
+      int count,
+      int steps,
+      float[] output) {
+    kernel.checkBatch(count, steps, sequences.length, output.length);
+    int floats = steps * kernel.channels();
+    CausalConvolution loops = Engines.causalConvolution();
+    for (int sequence = 0; sequence < count; sequence++) {
+      loops.convolve(kernel, eps, sequences, sequence * floats, steps, output, sequence * floats);
+    }
+  }
+
+  /**
    * Whether this engine copies rows to a device of its own, through {@link #openSession}: then
    * callers holding host memory by address should pipeline through sessions; otherwise the engine
    * works on host memory directly and {@link #normalize} is the way in.

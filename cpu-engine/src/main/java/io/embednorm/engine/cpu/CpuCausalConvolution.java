@@ -12,7 +12,7 @@ import io.embednorm.engine.ConvolutionKernel;
  */
 public final class CpuCausalConvolution implements CausalConvolution {
   /** Channels a block: 2 × steps × 64 floats stay cached up to steps of about 2048. */
-  private static final int CHANNEL_BLOCK = 64;
+  static final int CHANNEL_BLOCK = 64;
 
   @Override
   public void convolve(
@@ -24,12 +24,47 @@ public final class CpuCausalConvolution implements CausalConvolution {
       float[] output,
       int outputOffset) {
     kernel.checkSteps(steps);
-    int channels = kernel.channels();
-    // a copy per sequence: T × C floats against T² × C / 2 multiply-adds
-    float[] weights = new float[steps * channels];
+    float[] weights = lagMajor(kernel, steps);
+    convolveChannels(
+        weights,
+        kernel.channels(),
+        eps,
+        sequence,
+        offset,
+        steps,
+        output,
+        outputOffset,
+        0,
+        kernel.channels());
+  }
+
+  /**
+   * The weights of {@code kernel}'s last {@code steps} lags, lag-major: a copy per call, T × C
+   * floats against T² × C / 2 multiply-adds.
+   */
+  static float[] lagMajor(ConvolutionKernel kernel, int steps) {
+    float[] weights = new float[steps * kernel.channels()];
     kernel.copyLagMajor(steps, weights, 0);
-    for (int block = 0; block < channels; block += CHANNEL_BLOCK) {
-      int width = Math.min(CHANNEL_BLOCK, channels - block);
+    return weights;
+  }
+
+  /**
+   * As {@link #convolve}, for the channels from {@code firstChannel} to {@code endChannel} only,
+   * with the weights from {@link #lagMajor}: channel ranges of one sequence are independent.
+   */
+  static void convolveChannels(
+      float[] weights,
+      int channels,
+      float eps,
+      float[] sequence,
+      int offset,
+      int steps,
+      float[] output,
+      int outputOffset,
+      int firstChannel,
+      int endChannel) {
+    for (int block = firstChannel; block < endChannel; block += CHANNEL_BLOCK) {
+      int width = Math.min(CHANNEL_BLOCK, endChannel - block);
       for (int t = 0; t < steps; t++) {
         int out = outputOffset + t * channels + block;
         java.util.Arrays.fill(output, out, out + width, 0f);

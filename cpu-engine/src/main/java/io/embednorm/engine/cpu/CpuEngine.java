@@ -1,6 +1,7 @@
 package io.embednorm.engine.cpu;
 
 import io.embednorm.engine.BFloat16;
+import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EncodedRows;
@@ -167,7 +168,8 @@ public final class CpuEngine implements NormalizationEngine {
   }
 
   /** Work on rows {@code [first, end)} of a batch. */
-  private interface RowRange {
+  /** Work over a range of rows (or other units) from {@code first} to {@code end}. */
+  interface RowRange {
     void run(int first, int end);
   }
 
@@ -181,17 +183,29 @@ public final class CpuEngine implements NormalizationEngine {
             Math.min(
                 Math.min(threads, batch.rows()),
                 Math.max(1, batch.elementCount() / ELEMENTS_PER_THREAD));
-    ExecutorService executor = blocks > 1 ? pool() : null;
-    if (executor == null) {
+    if (blocks <= 1) {
       work.run(0, batch.rows());
       return;
     }
-    int[] boundaries = blockBoundaries(batch, blocks);
-    List<Future<?>> others = new ArrayList<>(blocks - 1);
+    runParts(blockBoundaries(batch, blocks), work);
+  }
+
+  /**
+   * Runs {@code work} over the ranges between consecutive {@code boundaries}, one a thread, the
+   * calling thread taking the first; all on the calling thread once the engine is closed.
+   */
+  void runParts(int[] boundaries, RowRange work) {
+    int parts = boundaries.length - 1;
+    ExecutorService executor = parts > 1 ? pool() : null;
+    if (executor == null) {
+      work.run(boundaries[0], boundaries[parts]);
+      return;
+    }
+    List<Future<?>> others = new ArrayList<>(parts - 1);
     try {
-      for (int block = 1; block < blocks; block++) {
-        int first = boundaries[block];
-        int end = boundaries[block + 1];
+      for (int part = 1; part < parts; part++) {
+        int first = boundaries[part];
+        int end = boundaries[part + 1];
         others.add(executor.submit(() -> work.run(first, end)));
       }
       work.run(boundaries[0], boundaries[1]);
@@ -215,6 +229,18 @@ public final class CpuEngine implements NormalizationEngine {
         other.cancel(false);
       }
     }
+  }
+
+  /** The sequences and their channel blocks shared out among the engine's threads. */
+  @Override
+  public void causalConvolution(
+      ConvolutionKernel kernel,
+      float eps,
+      float[] sequences,
+      int count,
+      int steps,
+      float[] output) {
+    CpuConvolutionBatch.run(this, kernel, eps, sequences, count, steps, output);
   }
 
   /** Shuts the pool down; the engine then runs every batch on the calling thread. */
