@@ -3,6 +3,14 @@ package io.embednorm.arrow;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
+import io.embednorm.engine.NormalizationEngine;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
 import org.apache.arrow.vector.Float4Vector;
@@ -13,59 +21,81 @@ import org.apache.arrow.vector.complex.ListVector;
 /**
  * {@code causal_conv} over an Arrow column of sequences (docs/SEMANTICS.md, Causal convolution):
  * {@code List<FixedSizeList<float>>} or {@code FixedSizeList<FixedSizeList<float>>}, each row T
- * steps of C channels, into a new column of the same type and shape, on the CPU engine. A null row,
- * step or element gives a null row. The caller closes the returned vector; the input and the
- * allocator stay the caller's.
+ * steps of C channels, into a new column of the same type and shape. A null row, step or element
+ * gives a null row. Rows of equal length go to the engine together, one batch per length (on a GPU,
+ * one launch for many sequences). The caller closes the returned vector; the input and the
+ * allocator stay the caller's. {@link ArrowNormalizer#causalConv} runs it on the normalizer's
+ * device.
  */
 public final class ArrowConvolution {
+  /** Floats of sequences handed to the engine at once (each way): 1 GiB. */
+  private static final long BATCH_FLOATS = 1L << 28;
+
   private ArrowConvolution() {}
 
-  /** Convolves every row of {@code sequences} with {@code kernel}, adding {@code eps}. */
+  /**
+   * Convolves every row of {@code sequences} with {@code kernel}, adding {@code eps}, on the CPU
+   * engine (its threads sharing the sequences).
+   */
   public static FieldVector causalConv(
       FieldVector sequences, ConvolutionKernel kernel, float eps, BufferAllocator allocator) {
-    FixedSizeListVector steps = steps(sequences, kernel.channels());
-    Float4Vector values = (Float4Vector) steps.getDataVector();
+    try (NormalizationEngine cpu = Engines.cpu()) {
+      return causalConv(sequences, kernel, eps, allocator, cpu);
+    }
+  }
+
+  /**
+   * As {@link #causalConv(FieldVector, ConvolutionKernel, float, BufferAllocator)}, on {@code
+   * engine}.
+   */
+  static FieldVector causalConv(
+      FieldVector sequences,
+      ConvolutionKernel kernel,
+      float eps,
+      BufferAllocator allocator,
+      NormalizationEngine engine) {
     int channels = kernel.channels();
+    FixedSizeListVector steps = steps(sequences, channels);
+    Float4Vector values = (Float4Vector) steps.getDataVector();
+    int rows = sequences.getValueCount();
+    int[] counts = new int[rows];
+    long[] outputStarts = new long[rows + 1];
+    boolean fixed = sequences instanceof FixedSizeListVector;
+    boolean anyNull = steps.getNullCount() > 0 || values.getNullCount() > 0;
+    for (int row = 0; row < rows; row++) {
+      int first = start(sequences, row);
+      int count = end(sequences, row) - first;
+      boolean isNull =
+          sequences.isNull(row) || anyNull && hasNull(steps, values, first, count, channels);
+      counts[row] = isNull ? -1 : count;
+      outputStarts[row + 1] = outputStarts[row] + (isNull && !fixed ? 0 : count);
+    }
+    if (outputStarts[rows] * channels > Integer.MAX_VALUE) {
+      throw new EmbedNormException(
+          "Cannot convolve column '"
+              + sequences.getName()
+              + "' with causal_conv: its "
+              + outputStarts[rows] * channels
+              + " output elements pass Arrow's limit of "
+              + Integer.MAX_VALUE
+              + " a vector");
+    }
     FieldVector output = sequences.getField().createVector(allocator);
     try {
-      output.setInitialCapacity(sequences.getValueCount());
-      output.allocateNew();
-      BaseListVector outer = (BaseListVector) output;
-      FixedSizeListVector outputSteps = (FixedSizeListVector) outer.getChildrenFromFields().get(0);
-      Float4Vector outputValues = (Float4Vector) outputSteps.getDataVector();
-      int written = 0;
-      for (int row = 0; row < sequences.getValueCount(); row++) {
-        int first = start(sequences, row);
-        int count = end(sequences, row) - first;
-        float[] in = sequences.isNull(row) ? null : read(steps, values, first, count, channels);
-        if (in == null) {
-          output.setNull(row);
-          if (output instanceof FixedSizeListVector) {
-            written += count; // a fixed-size list keeps the null row's positions
-          }
-          continue;
-        }
-        if (output instanceof ListVector list) {
-          list.startNewValue(row);
-        }
-        float[] out = new float[in.length];
-        Engines.causalConvolution().convolve(kernel, eps, in, 0, count, out, 0);
-        for (int t = 0; t < count; t++) {
-          outputSteps.setNotNull(written + t);
-          for (int c = 0; c < channels; c++) {
-            outputValues.setSafe((written + t) * channels + c, out[t * channels + c]);
-          }
-        }
-        written += count;
-        if (output instanceof ListVector list) {
-          list.endValue(row, count);
-        } else {
-          ((FixedSizeListVector) output).setNotNull(row);
-        }
+      Float4Vector outputValues = allocate(output, rows, (int) outputStarts[rows], channels);
+      for (Map.Entry<Integer, List<Integer>> group : byLength(counts).entrySet()) {
+        convolveGroup(
+            engine,
+            kernel,
+            eps,
+            group.getKey(),
+            group.getValue(),
+            sequences,
+            values,
+            outputValues,
+            outputStarts);
       }
-      outputValues.setValueCount(written * channels);
-      outputSteps.setValueCount(written);
-      output.setValueCount(sequences.getValueCount());
+      describeRows(output, counts, outputStarts, channels);
       return output;
     } catch (RuntimeException failure) {
       output.close();
@@ -73,23 +103,121 @@ public final class ArrowConvolution {
     }
   }
 
-  /** The steps of a row, or null when the row, a step or an element is null. */
-  private static float[] read(
-      FixedSizeListVector steps, Float4Vector values, int first, int count, int channels) {
-    float[] in = new float[count * channels];
-    for (int t = 0; t < count; t++) {
-      if (steps.isNull(first + t)) {
-        return null;
-      }
-      for (int c = 0; c < channels; c++) {
-        int index = (first + t) * channels + c;
-        if (values.isNull(index)) {
-          return null;
-        }
-        in[t * channels + c] = values.get(index);
+  /**
+   * The float elements under {@code sequences}, null rows' included.
+   *
+   * @throws EmbedNormException when it is not a column of sequences
+   */
+  static int elementCount(FieldVector sequences) {
+    FieldVector inner =
+        sequences instanceof BaseListVector list ? list.getChildrenFromFields().get(0) : null;
+    if (inner instanceof FixedSizeListVector steps) {
+      return steps.getDataVector().getValueCount();
+    }
+    return steps(sequences, -1).getDataVector().getValueCount();
+  }
+
+  /** Non-empty rows to convolve, by their number of steps. */
+  private static Map<Integer, List<Integer>> byLength(int[] counts) {
+    Map<Integer, List<Integer>> groups = new TreeMap<>();
+    for (int row = 0; row < counts.length; row++) {
+      if (counts[row] > 0) {
+        groups.computeIfAbsent(counts[row], length -> new ArrayList<>()).add(row);
       }
     }
-    return in;
+    return groups;
+  }
+
+  /** Convolves the rows of one length in batches of at most {@link #BATCH_FLOATS} floats. */
+  private static void convolveGroup(
+      NormalizationEngine engine,
+      ConvolutionKernel kernel,
+      float eps,
+      int count,
+      List<Integer> rows,
+      FieldVector sequences,
+      Float4Vector values,
+      Float4Vector outputValues,
+      long[] outputStarts) {
+    int rowFloats = count * kernel.channels();
+    int perBatch = (int) Math.max(1, Math.min(rows.size(), BATCH_FLOATS / rowFloats));
+    for (int first = 0; first < rows.size(); first += perBatch) {
+      List<Integer> batch = rows.subList(first, Math.min(rows.size(), first + perBatch));
+      float[] input = new float[batch.size() * rowFloats];
+      for (int i = 0; i < batch.size(); i++) {
+        long start = (long) start(sequences, batch.get(i)) * rowFloats / count;
+        floats(values.getDataBuffer(), start, rowFloats).get(input, i * rowFloats, rowFloats);
+      }
+      float[] result = new float[input.length];
+      engine.causalConvolution(kernel, eps, input, batch.size(), count, result);
+      for (int i = 0; i < batch.size(); i++) {
+        long start = outputStarts[batch.get(i)] * kernel.channels();
+        floats(outputValues.getDataBuffer(), start, rowFloats)
+            .put(result, i * rowFloats, rowFloats);
+      }
+    }
+  }
+
+  private static FloatBuffer floats(ArrowBuf buffer, long firstFloat, int floats) {
+    return buffer
+        .nioBuffer(firstFloat * Float.BYTES, floats * Float.BYTES)
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .asFloatBuffer();
+  }
+
+  /**
+   * The output's buffers for {@code steps} steps of {@code channels} values; returns the values.
+   */
+  private static Float4Vector allocate(FieldVector output, int rows, int steps, int channels) {
+    output.setInitialCapacity(rows);
+    output.allocateNew();
+    FixedSizeListVector outputSteps =
+        (FixedSizeListVector) ((BaseListVector) output).getChildrenFromFields().get(0);
+    Float4Vector outputValues = (Float4Vector) outputSteps.getDataVector();
+    while (outputSteps.getValueCapacity() < steps) {
+      outputSteps.reAlloc();
+    }
+    while (outputValues.getValueCapacity() < steps * channels) {
+      outputValues.reAlloc();
+    }
+    return outputValues;
+  }
+
+  /** Sets the rows' offsets and validity, and every vector's count. */
+  private static void describeRows(
+      FieldVector output, int[] counts, long[] outputStarts, int channels) {
+    FixedSizeListVector outputSteps =
+        (FixedSizeListVector) ((BaseListVector) output).getChildrenFromFields().get(0);
+    Float4Vector outputValues = (Float4Vector) outputSteps.getDataVector();
+    int rows = counts.length;
+    for (int row = 0; row < rows; row++) {
+      long first = outputStarts[row];
+      if (counts[row] < 0) {
+        output.setNull(row);
+        continue;
+      }
+      BitRanges.set(outputSteps.getValidityBuffer(), first, first + counts[row]);
+      BitRanges.set(
+          outputValues.getValidityBuffer(), first * channels, (first + counts[row]) * channels);
+      if (output instanceof ListVector list) {
+        list.startNewValue(row);
+        list.endValue(row, counts[row]);
+      } else {
+        ((FixedSizeListVector) output).setNotNull(row);
+      }
+    }
+    int steps = (int) outputStarts[rows];
+    outputValues.setValueCount(steps * channels);
+    outputSteps.setValueCount(steps);
+    output.setValueCount(rows);
+  }
+
+  /** Whether a step or an element of a row is null. */
+  private static boolean hasNull(
+      FixedSizeListVector steps, Float4Vector values, int first, int count, int channels) {
+    return !BitRanges.allSet(steps.getValidityBuffer(), first, (long) first + count)
+        || !BitRanges.allSet(
+            values.getValidityBuffer(), (long) first * channels, (long) (first + count) * channels);
   }
 
   private static int start(FieldVector sequences, int row) {

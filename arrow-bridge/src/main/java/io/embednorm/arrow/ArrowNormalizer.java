@@ -2,6 +2,7 @@ package io.embednorm.arrow;
 
 import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.arrow.internal.StagingPool;
+import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.EmbedNormException;
@@ -159,6 +160,43 @@ public final class ArrowNormalizer implements AutoCloseable {
   public Device deviceFor(FieldVector input) {
     ListColumn column = ListColumn.of(Objects.requireNonNull(input, "input"));
     return autoChoice(column) == AutoCallRule.Choice.GPU ? device() : Device.CPU;
+  }
+
+  /**
+   * {@code causal_conv} of every row of {@code sequences} ({@link ArrowConvolution}: a column of
+   * sequences of float32 steps) with {@code kernel}, adding {@code eps}, on this normalizer's
+   * device, into a new vector from its allocator; the caller closes it. Under {@code auto} a call
+   * on fewer than {@code embednorm.auto.gpuMinCallBytes} bytes of elements runs on the CPU engine.
+   * A call the GPU fails runs again, whole, on the CPU engine.
+   *
+   * @throws EmbedNormException when the column is not a column of sequences of {@code
+   *     kernel.channels()} channels, or a sequence is longer than the kernel
+   */
+  public FieldVector causalConv(FieldVector sequences, ConvolutionKernel kernel, float eps) {
+    Objects.requireNonNull(sequences, "sequences");
+    Objects.requireNonNull(kernel, "kernel");
+    if (closed) {
+      throw new EmbedNormException(
+          "Cannot convolve column '" + sequences.getName() + "': the normalizer is closed");
+    }
+    NormalizationEngine engine = engines.first();
+    long bytes = (long) ArrowConvolution.elementCount(sequences) * Float.BYTES;
+    if (autoRule.choose(bytes, false) != AutoCallRule.Choice.GPU) {
+      engine = cpuFallback();
+    }
+    try {
+      return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine);
+    } catch (GpuFaultException | GpuOutOfMemoryException failure) {
+      if (engine.device() != Device.GPU) {
+        throw failure;
+      }
+      try {
+        return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, cpuFallback());
+      } catch (RuntimeException | Error onCpu) {
+        onCpu.addSuppressed(failure);
+        throw onCpu;
+      }
+    }
   }
 
   /** What runs, for logs, e.g. {@code cpu (java scalar)}; every GPU, one after another. */

@@ -8,22 +8,36 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
+import io.embednorm.arrow.ArrowNormalizer;
 import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.Engines;
+import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.cuda.CudaCausalConvolution;
 import io.embednorm.engine.cuda.CudaContext;
+import java.nio.ByteOrder;
+import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
 import jcuda.Pointer;
 import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
+import org.apache.arrow.memory.BufferAllocator;
+import org.apache.arrow.memory.RootAllocator;
+import org.apache.arrow.vector.FieldVector;
+import org.apache.arrow.vector.Float4Vector;
+import org.apache.arrow.vector.complex.FixedSizeListVector;
+import org.apache.arrow.vector.types.FloatingPointPrecision;
+import org.apache.arrow.vector.types.pojo.ArrowType;
+import org.apache.arrow.vector.types.pojo.FieldType;
 
 /**
  * causal_conv on one GPU at the RWKV article's size (B32 C768 T768 float32 by default): the median
  * of {@code --repeats} launches timed with CUDA events after 5 warm-up launches, in ms and GFLOP/s
- * of the useful work (2 flops per multiply-add of u ≤ t), and the CPU engine on one sequence, with
- * the largest difference between the two on sequences 0 and B − 1 relative to their Σ|w·k|.
+ * of the useful work (2 flops per multiply-add of u ≤ t), with the largest difference to the
+ * float64 reference on sequences 0 and B − 1 relative to their Σ|w·k|; then the same batch as users
+ * run it: the GPU and CPU engines from Java arrays, and the Arrow API on a GPU normalizer.
  * Arguments: {@code --sequences B --channels C --steps T --repeats N}.
  */
 public final class ConvolutionBenchmark {
@@ -78,18 +92,12 @@ public final class ConvolutionBenchmark {
       cuMemFree(input);
     }
 
-    int length = steps * channels;
-    float[] cpu = new float[length];
-    long cpuStart = System.nanoTime();
-    Engines.causalConvolution().convolve(kernel, 0f, values, 0, steps, cpu, 0);
-    double cpuMilliseconds = (System.nanoTime() - cpuStart) / 1e6;
     double error = relativeError(w, values, gpu, 0, steps, channels);
     error = Math.max(error, relativeError(w, values, gpu, sequences - 1, steps, channels));
     System.out.printf(
         Locale.ROOT,
-        "causal_conv B%d C%d T%d float32: gpu %.4f ms median of %d, %.0f GFLOP/s (%.2f GFLOP);"
-            + " cpu engine one sequence %.1f ms (one thread, first call); gpu max error %.2e of"
-            + " sum|w*k|%n",
+        "causal_conv B%d C%d T%d float32: gpu kernel %.4f ms median of %d, %.0f GFLOP/s (%.2f"
+            + " GFLOP); gpu max error %.2e of sum|w*k|%n",
         sequences,
         channels,
         steps,
@@ -97,8 +105,86 @@ public final class ConvolutionBenchmark {
         repeats,
         flops / milliseconds / 1e6,
         flops / 1e9,
-        cpuMilliseconds,
         error);
+    float[] result = new float[values.length];
+    try (NormalizationEngine cpu = Engines.cpu();
+        NormalizationEngine gpuEngine = Engines.select(DeviceChoice.GPU).engine()) {
+      double cpuMillis =
+          medianMillis(
+              3, () -> cpu.causalConvolution(kernel, 0f, values, sequences, steps, result));
+      double engineMillis =
+          medianMillis(
+              5, () -> gpuEngine.causalConvolution(kernel, 0f, values, sequences, steps, result));
+      System.out.printf(
+          Locale.ROOT,
+          "same batch from Java arrays, median after a warm-up call: gpu engine %.2f ms (copies"
+              + " each way included), cpu engine %.1f ms (%d threads, %.0f GFLOP/s)%n",
+          engineMillis,
+          cpuMillis,
+          cpu.threads(),
+          flops / cpuMillis / 1e6);
+    }
+    try (BufferAllocator allocator = new RootAllocator();
+        ArrowNormalizer normalizer = ArrowNormalizer.create(allocator, DeviceChoice.GPU);
+        FieldVector column = column(allocator, values, sequences, steps, channels)) {
+      double arrowMillis = medianMillis(3, () -> normalizer.causalConv(column, kernel, 0f).close());
+      System.out.printf(
+          Locale.ROOT,
+          "same batch through the Arrow API (ArrowNormalizer.causalConv, gpu, a"
+              + " FixedSizeList<FixedSizeList<float>> column): %.2f ms median after a warm-up%n",
+          arrowMillis);
+    }
+  }
+
+  /** The median wall time of {@code repeats} calls after one that is not counted. */
+  private static double medianMillis(int repeats, Runnable call) {
+    call.run();
+    double[] millis = new double[repeats];
+    for (int i = 0; i < repeats; i++) {
+      long started = System.nanoTime();
+      call.run();
+      millis[i] = (System.nanoTime() - started) / 1e6;
+    }
+    Arrays.sort(millis);
+    return millis[repeats / 2];
+  }
+
+  /** A {@code FixedSizeList<FixedSizeList<float>>} column of the sequences, step after step. */
+  private static FieldVector column(
+      BufferAllocator allocator, float[] values, int sequences, int steps, int channels) {
+    FixedSizeListVector column = FixedSizeListVector.empty("tokens", steps, allocator);
+    FixedSizeListVector stepVector =
+        (FixedSizeListVector)
+            column
+                .addOrGetVector(FieldType.nullable(new ArrowType.FixedSizeList(channels)))
+                .getVector();
+    stepVector.addOrGetVector(
+        FieldType.nullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)));
+    column.setInitialCapacity(sequences);
+    column.allocateNew();
+    Float4Vector floats = (Float4Vector) stepVector.getDataVector();
+    while (floats.getValueCapacity() < values.length) {
+      floats.reAlloc();
+    }
+    floats
+        .getDataBuffer()
+        .nioBuffer(0, values.length * Float.BYTES)
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .asFloatBuffer()
+        .put(values);
+    for (int i = 0; i < values.length; i++) {
+      floats.setIndexDefined(i);
+    }
+    for (int i = 0; i < sequences * steps; i++) {
+      stepVector.setNotNull(i);
+    }
+    for (int i = 0; i < sequences; i++) {
+      column.setNotNull(i);
+    }
+    floats.setValueCount(values.length);
+    stepVector.setValueCount(sequences * steps);
+    column.setValueCount(sequences);
+    return column;
   }
 
   /** max over outputs of |gpu − float64| / Σ|w·k| for one sequence. */

@@ -7,6 +7,7 @@ import static jcuda.driver.JCudaDriver.cuStreamCreate;
 import static jcuda.driver.JCudaDriver.cuStreamDestroy;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
+import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
@@ -50,6 +51,7 @@ public final class CudaEngine implements NormalizationEngine {
   private final boolean poisonOutputs = InternalSwitches.GPU_POISON_OUTPUTS.value();
 
   private final CudaContext context;
+  private CudaCausalConvolution convolution;
   private final KernelModule module;
   private final String deviceName;
   private final int concurrentUsers;
@@ -344,6 +346,42 @@ public final class CudaEngine implements NormalizationEngine {
    * Frees the pooled lanes; lanes of sessions still open are freed when those close. Contexts and
    * modules live as long as the process. Idempotent.
    */
+  /**
+   * On the tensor cores ({@link CudaCausalConvolution}, loaded on first use), through device memory
+   * the call allocates and frees.
+   *
+   * @throws io.embednorm.engine.GpuOutOfMemoryException when the device has no room for a chunk
+   * @throws io.embednorm.engine.GpuFaultException when the driver or the kernel fails
+   */
+  @Override
+  public void causalConvolution(
+      ConvolutionKernel kernel,
+      float eps,
+      float[] sequences,
+      int count,
+      int steps,
+      float[] output) {
+    kernel.checkBatch(count, steps, sequences.length, output.length);
+    if (count == 0 || steps == 0) {
+      return;
+    }
+    GpuFaults.beforeGpuCall("causal_conv of " + count + " sequences");
+    try {
+      context.makeCurrent();
+      CudaConvolutionBatch.run(convolution(), kernel, eps, sequences, count, steps, output);
+    } catch (CudaException failure) {
+      throw GpuSession.fault("convolve " + count + " sequences with causal_conv", failure);
+    }
+  }
+
+  /** The convolution kernel in this engine's context, loaded on first use. */
+  synchronized CudaCausalConvolution convolution() {
+    if (convolution == null) {
+      convolution = new CudaCausalConvolution(context);
+    }
+    return convolution;
+  }
+
   @Override
   public void close() {
     closed = true;

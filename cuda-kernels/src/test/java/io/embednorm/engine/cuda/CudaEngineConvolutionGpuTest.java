@@ -1,0 +1,88 @@
+package io.embednorm.engine.cuda;
+
+import static io.embednorm.engine.CausalConvolutionReference.firstOutsideBound;
+import static io.embednorm.engine.CausalConvolutionReference.randomKernel;
+import static io.embednorm.engine.CausalConvolutionReference.randomSequence;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.TestSeeds;
+import java.util.Arrays;
+import java.util.Random;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIf;
+
+/**
+ * {@code causal_conv} through the GPU engine ({@link CudaEngine#causalConvolution}) on batches held
+ * in Java arrays: every sequence within the float64 reference's bound, and a batch cut into chunks
+ * of a few sequences (copies at offsets into the arrays) bit for bit the batch in one chunk.
+ */
+@Tag("gpu")
+@EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
+class CudaEngineConvolutionGpuTest {
+  private static CudaEngine engine;
+
+  static boolean gpuUsable() {
+    return CudaEngine.unavailableReason() == null;
+  }
+
+  @BeforeAll
+  static void requireGpu() {
+    String why = CudaEngine.unavailableReason();
+    assumeTrue(why == null, () -> "no usable GPU: " + why);
+    engine = new CudaEngine(0);
+  }
+
+  @AfterAll
+  static void closeEngine() {
+    if (engine != null) {
+      engine.close();
+    }
+  }
+
+  @Test
+  void batchesMatchTheReferenceAndChunksChangeNoBit() {
+    int[][] shapes = { // sequences, steps, channels, kernel steps
+      {1, 1, 1, 1}, {7, 70, 33, 75}, {32, 256, 96, 256}, {3, 1000, 20, 1000}
+    };
+    for (long seed : TestSeeds.seeds()) {
+      for (int[] shape : shapes) {
+        int sequences = shape[0];
+        int steps = shape[1];
+        int channels = shape[2];
+        Random random = new Random(TestSeeds.mix(seed, shape[0], shape[1], shape[2], shape[3]));
+        float[][] w = randomKernel(random, channels, shape[3]);
+        ConvolutionKernel kernel = ConvolutionKernel.of(w);
+        float[] values = randomSequence(random, sequences * steps, channels);
+        float eps = 0.125f;
+        float[] whole = new float[values.length];
+        engine.causalConvolution(kernel, eps, values, sequences, steps, whole);
+        String where = "seed " + seed + " " + Arrays.toString(shape);
+        int floats = steps * channels;
+        for (int s = 0; s < sequences; s++) {
+          float[] k = Arrays.copyOfRange(values, s * floats, (s + 1) * floats);
+          float[] out = Arrays.copyOfRange(whole, s * floats, (s + 1) * floats);
+          assertThat(firstOutsideBound(w, eps, k, steps, out))
+              .as("%s, sequence %d", where, s)
+              .isEqualTo(-1);
+        }
+        float[] chunked = new float[values.length];
+        Arrays.fill(chunked, Float.NaN);
+        CudaConvolutionBatch.run(
+            engine.convolution(),
+            kernel,
+            eps,
+            values,
+            sequences,
+            steps,
+            chunked,
+            2L * floats * Float.BYTES);
+        assertThat(chunked).as(where + ", chunks of 2 sequences").isEqualTo(whole);
+      }
+    }
+  }
+}
