@@ -54,11 +54,22 @@ final class CudaConvolutionBatch {
         DeviceBuffer result = new DeviceBuffer(bufferBytes, "causal_conv results")) {
       cuMemcpyHtoD(
           weights.pointer(), Pointer.to(lagWeights), lagWeights.length * (long) Sizeof.FLOAT);
+      // A batch of several chunks goes through one chunk-sized array, so that every copy starts
+      // at a Java array's first element (no byte offset into a Java array for the driver).
+      boolean whole = perChunk >= count;
+      int chunkFloats = perChunk * steps * channels;
+      float[] hostChunk = whole ? null : new float[chunkFloats];
       for (int first = 0; first < count; first += perChunk) {
         int chunk = Math.min(perChunk, count - first);
-        long offset = first * sequenceBytes;
-        long bytes = chunk * sequenceBytes;
-        cuMemcpyHtoD(input.pointer(), Pointer.to(sequences).withByteOffset(offset), bytes);
+        int floats = chunk * steps * channels;
+        int offset = first * steps * channels;
+        long bytes = (long) floats * Sizeof.FLOAT;
+        if (whole) {
+          cuMemcpyHtoD(input.pointer(), Pointer.to(sequences), bytes);
+        } else {
+          System.arraycopy(sequences, offset, hostChunk, 0, floats);
+          cuMemcpyHtoD(input.pointer(), Pointer.to(hostChunk), bytes);
+        }
         convolution.launch(
             input.pointer(),
             result.pointer(),
@@ -69,7 +80,12 @@ final class CudaConvolutionBatch {
             eps,
             stream);
         cuStreamSynchronize(stream);
-        cuMemcpyDtoH(Pointer.to(output).withByteOffset(offset), result.pointer(), bytes);
+        if (whole) {
+          cuMemcpyDtoH(Pointer.to(output), result.pointer(), bytes);
+        } else {
+          cuMemcpyDtoH(Pointer.to(hostChunk), result.pointer(), bytes);
+          System.arraycopy(hostChunk, 0, output, offset, floats);
+        }
       }
     }
   }
