@@ -147,6 +147,9 @@ public final class StagedChunks implements AutoCloseable {
       while (inFlight.size() + (writer == null ? 0 : writer.pending()) >= slotLimit) {
         awaitSlot();
       }
+      // A write that ended after the first look no longer counts as pending, but its slot is
+      // still held among the written ones: a wide one is freed here before another is allocated.
+      takeWritten();
       return pool.takeWide(bytes);
     }
     StagingSlot slot = idle.poll();
