@@ -108,13 +108,14 @@ class CudaEngineGpuTest {
               width % 3 == 0 ? RowDistribution.MIXED_MAGNITUDES : RowDistribution.NORMAL;
           double[][] values = randomRows(random, distribution, rows, width);
           Rows gpu = Rows.fixed(type, values);
-          Rows cpu = Rows.fixed(type, values);
+          Rows cpu = gpu.copy();
           engine.normalize(normalization, gpu.batch());
           CPU.normalize(normalization, cpu.batch());
           String where =
               String.format("seed %d, %s, %s, width %d", seed, type, normalization, width);
-          gpu.assertMatchesReference(op, normalization, where, allowances);
-          cpu.assertMatchesReference(op, normalization, where + " (cpu)", allowances);
+          Expected expected = gpu.expected(op, normalization);
+          gpu.assertMatches(expected, where, allowances);
+          cpu.assertMatches(expected, where + " (cpu)", allowances);
           elements += 2L * rows * width;
         }
       }
@@ -143,12 +144,14 @@ class CudaEngineGpuTest {
         LaunchPlan planned =
             LaunchPlan.planBatch(op, type, width, 37, width % vector == 0, false, module);
         assertThat(forced).extracting(LaunchPlan::kernel).contains(planned.kernel());
+        // One reference for every kernel: they all run these rows.
+        Rows rows = Rows.fixed(type, values);
+        Expected expected = rows.expected(op, normalization);
         for (LaunchPlan plan : forced) {
-          Rows rows = Rows.fixed(type, values);
+          rows.poisonOutput();
           launchOnDevice(context, module, plan, normalization, rows, 0);
-          rows.assertMatchesReference(
-              op,
-              normalization,
+          rows.assertMatches(
+              expected,
               String.format(
                   "seed %d, %s, %s, width %d, %s", seed, type, normalization, width, plan),
               new long[1]);
@@ -731,14 +734,31 @@ class CudaEngineGpuTest {
       this.output = ByteBuffer.allocateDirect(elementCount * type.byteWidth() + 8);
       input.order(ByteOrder.LITTLE_ENDIAN);
       output.order(ByteOrder.LITTLE_ENDIAN);
-      for (int i = 0; i < output.capacity(); i++) {
-        output.put(i, (byte) 0xff);
-      }
-      for (int row = 0; row < values.length; row++) {
-        for (int i = 0; i < values[row].length; i++) {
-          values[row][i] = store(input, (int) starts[row] + i, values[row][i]);
-        }
-      }
+      poisonOutput();
+      // Rows in parallel: they are disjoint, and the 16-bit rounding search is slow.
+      IntStream.range(0, values.length)
+          .parallel()
+          .forEach(
+              row -> {
+                for (int i = 0; i < values[row].length; i++) {
+                  values[row][i] = store(input, (int) starts[row] + i, values[row][i]);
+                }
+              });
+    }
+
+    /** The same rows and input bytes, with an output of its own, poisoned. */
+    private Rows(Rows rows) {
+      this.type = rows.type;
+      this.values = rows.values;
+      this.ragged = rows.ragged;
+      this.starts = rows.starts;
+      this.elementCount = rows.elementCount;
+      this.input = ByteBuffer.allocateDirect(rows.input.capacity());
+      this.output = ByteBuffer.allocateDirect(rows.output.capacity());
+      input.order(ByteOrder.LITTLE_ENDIAN);
+      output.order(ByteOrder.LITTLE_ENDIAN);
+      input.put(0, rows.input, 0, rows.input.capacity());
+      poisonOutput();
     }
 
     static Rows fixed(ElementType type, double[][] values) {
@@ -748,6 +768,23 @@ class CudaEngineGpuTest {
     /** Rows one after another from element {@code gap} (odd starts when {@code gap} is odd). */
     static Rows ragged(ElementType type, double[][] values, int gap) {
       return new Rows(type, values, gap, true);
+    }
+
+    /** The bytes from the first element to the end of the last row. */
+    long bytes() {
+      return (long) elementCount * type.byteWidth();
+    }
+
+    /** A copy of these rows' input with a fresh poisoned output, for a second engine. */
+    Rows copy() {
+      return new Rows(this);
+    }
+
+    /** Fills the whole output with NaN bytes again, as a fresh {@code Rows} has it. */
+    void poisonOutput() {
+      byte[] poison = new byte[output.capacity()];
+      Arrays.fill(poison, (byte) 0xff);
+      output.put(0, poison);
     }
 
     RowBatch batch() {
@@ -783,24 +820,49 @@ class CudaEngineGpuTest {
     }
 
     /**
-     * Checks every row against the float64 reference; rows in parallel (the reference dominates the
-     * GPU suite's time), the first failing row reported.
+     * The float64 reference of these rows under {@code normalization}, rows in parallel, for every
+     * output that runs them with it: the reference and the 16-bit rounding search are most of the
+     * GPU suite's time.
      */
-    void assertMatchesReference(
-        Op op, Normalization normalization, String where, long[] allowances) {
+    Expected expected(Op op, Normalization normalization) {
       boolean wide = type == ElementType.FLOAT64;
       double[] weight =
           wide ? normalization.weight() : ReferenceNormalization.widen(normalization.floatWeight());
       double[] bias =
           wide ? normalization.bias() : ReferenceNormalization.widen(normalization.floatBias());
+      double[][] reference = new double[values.length][];
+      short[][] rounded = new short[values.length][];
+      IntStream.range(0, values.length)
+          .parallel()
+          .forEach(
+              row -> {
+                reference[row] =
+                    ReferenceNormalization.apply(
+                        op, values[row], normalization.epsilon(), weight, bias);
+                if (type.byteWidth() == 2) {
+                  rounded[row] = NarrowComparison.rounded(narrow(), reference[row]);
+                }
+              });
+      return new Expected(values, reference, rounded);
+    }
+
+    void assertMatchesReference(
+        Op op, Normalization normalization, String where, long[] allowances) {
+      assertMatches(expected(op, normalization), where, allowances);
+    }
+
+    /** Checks every row against {@code expected}, in parallel; the first failing row reported. */
+    void assertMatches(Expected expected, String where, long[] allowances) {
+      if (expected.values() != values) {
+        throw new IllegalArgumentException("the reference is of other rows");
+      }
       long[][] rowAllowances = new long[values.length][1];
       String failure =
           IntStream.range(0, values.length)
               .parallel()
               .mapToObj(
                   row -> {
-                    String violation =
-                        rowViolation(op, normalization, weight, bias, row, rowAllowances[row]);
+                    String violation = rowViolation(expected, row, rowAllowances[row]);
                     return violation == null ? null : where + ", row " + row + ": " + violation;
                   })
               .filter(Objects::nonNull)
@@ -812,20 +874,13 @@ class CudaEngineGpuTest {
       assertThat(failure).isNull();
     }
 
-    private String rowViolation(
-        Op op,
-        Normalization normalization,
-        double[] weight,
-        double[] bias,
-        int row,
-        long[] allowances) {
+    private String rowViolation(Expected expected, int row, long[] allowances) {
       int width = values[row].length;
       if (width == 0) {
         return null;
       }
       boolean wide = type == ElementType.FLOAT64;
-      double[] reference =
-          ReferenceNormalization.apply(op, values[row], normalization.epsilon(), weight, bias);
+      double[] reference = expected.reference()[row];
       int start = (int) starts[row];
       if (type == ElementType.FLOAT32 || type == ElementType.FLOAT64) {
         double[] actual = new double[width];
@@ -837,7 +892,8 @@ class CudaEngineGpuTest {
             : RowComparison.firstViolation(
                 reference, actual, RowComparison.FLOAT32_RELATIVE, RowComparison.FLOAT32_ABSOLUTE);
       }
-      return NarrowComparison.firstViolation(narrow(), reference, output, start, allowances);
+      return NarrowComparison.firstViolation(
+          narrow(), reference, expected.rounded()[row], output, start, allowances);
     }
 
     /** The elements before the first row and the bytes after the last are still poisoned. */
@@ -850,4 +906,10 @@ class CudaEngineGpuTest {
       }
     }
   }
+
+  /**
+   * The float64 reference of some rows' values under one normalization, by row, and for 16-bit rows
+   * the reference correctly rounded to their type (null otherwise).
+   */
+  private record Expected(double[][] values, double[][] reference, short[][] rounded) {}
 }
