@@ -137,39 +137,47 @@ class CudaEngineGpuTest {
   @ParameterizedTest(name = "{0} {1}")
   @MethodSource("typesAndOps")
   void everyDispatchPathGivesTheSameAnswer(ElementType type, Op op) {
-    CudaContext context = CudaContext.of(0);
-    KernelModule module = KernelModule.of(context);
     int vector = LaunchPlan.vectorWidth(type);
-    for (long seed : TestSeeds.seeds()) {
-      for (int width :
-          new int[] {
-            1, 5, 32, 33, 128, 257, 300, 383, 511, 513, 701, 768, 769, 1023, 1024, 1025, 1032, 1536,
-            2048, 4096, 4099
-          }) {
-        Random random = new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
-        Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
-        double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
-        List<LaunchPlan> forced = forcedPlans(op, type, width, context, module.tuning());
-        LaunchPlan planned =
-            LaunchPlan.planBatch(op, type, width, 37, width % vector == 0, false, module);
-        assertThat(forced).extracting(LaunchPlan::kernel).contains(planned.kernel());
-        // One reference and one set of device buffers for every kernel: they all run these rows.
-        Rows rows = Rows.fixed(type, values);
-        Expected expected = rows.expected(op, normalization);
-        try (DeviceBuffer input = new DeviceBuffer(rows.bytes(), "input");
-            DeviceBuffer output = new DeviceBuffer(rows.bytes() + GUARD_BYTES, "output")) {
-          for (LaunchPlan plan : forced) {
-            rows.poisonOutput();
-            launchOnDevice(module, plan, normalization, rows, 0, input, output);
-            rows.assertMatches(
-                expected,
-                String.format(
-                    "seed %d, %s, %s, width %d, %s", seed, type, normalization, width, plan),
-                new long[1]);
-          }
-        }
-      }
-    }
+    long[] seeds = TestSeeds.seeds();
+    int[] widths = {
+      1, 5, 32, 33, 128, 257, 300, 383, 511, 513, 701, 768, 769, 1023, 1024, 1025, 1032, 1536, 2048,
+      4096, 4099
+    };
+    // Seeds and widths in parallel, as in everyWidthMatchesTheReferenceAndTheCpuEngine: one pair's
+    // checks and driver calls overlap another's; each pair's launches wait for their own results.
+    IntStream.range(0, seeds.length * widths.length)
+        .parallel()
+        .forEach(
+            pair -> {
+              long seed = seeds[pair / widths.length];
+              int width = widths[pair % widths.length];
+              CudaContext context = CudaContext.of(0);
+              KernelModule module = KernelModule.of(context);
+              Random random =
+                  new Random(TestSeeds.mix(seed, type.ordinal(), op.ordinal(), width, 7));
+              Normalization normalization = NormalizationVariants.of(op, width, random).get(0);
+              double[][] values = randomRows(random, RowDistribution.NORMAL, 37, width);
+              List<LaunchPlan> forced = forcedPlans(op, type, width, context, module.tuning());
+              LaunchPlan planned =
+                  LaunchPlan.planBatch(op, type, width, 37, width % vector == 0, false, module);
+              assertThat(forced).extracting(LaunchPlan::kernel).contains(planned.kernel());
+              // One reference and one set of device buffers for every kernel: they all run these
+              // rows.
+              Rows rows = Rows.fixed(type, values);
+              Expected expected = rows.expected(op, normalization);
+              try (DeviceBuffer input = new DeviceBuffer(rows.bytes(), "input");
+                  DeviceBuffer output = new DeviceBuffer(rows.bytes() + GUARD_BYTES, "output")) {
+                for (LaunchPlan plan : forced) {
+                  rows.poisonOutput();
+                  launchOnDevice(module, plan, normalization, rows, 0, input, output);
+                  rows.assertMatches(
+                      expected,
+                      String.format(
+                          "seed %d, %s, %s, width %d, %s", seed, type, normalization, width, plan),
+                      new long[1]);
+                }
+              }
+            });
   }
 
   @ParameterizedTest(name = "{0} {1}")
