@@ -15,6 +15,29 @@ public final class NarrowComparison {
 
   public static String firstViolation(
       NarrowReference narrow, double[] reference, ByteBuffer output, int start, long[] allowances) {
+    return firstViolation(narrow, reference, rounded(narrow, reference), output, start, allowances);
+  }
+
+  /** The reference correctly rounded to {@code narrow}, element by element. */
+  public static short[] rounded(NarrowReference narrow, double[] reference) {
+    short[] bits = new short[reference.length];
+    for (int i = 0; i < reference.length; i++) {
+      bits[i] = narrow.round(reference[i]);
+    }
+    return bits;
+  }
+
+  /**
+   * As above, with the reference already rounded ({@link #rounded}), for callers that compare
+   * several outputs with one reference: the rounding search is most of the comparison's time.
+   */
+  public static String firstViolation(
+      NarrowReference narrow,
+      double[] reference,
+      short[] rounded,
+      ByteBuffer output,
+      int start,
+      long[] allowances) {
     double rowMaximum = 0;
     for (double value : reference) {
       if (Double.isFinite(value)) {
@@ -23,7 +46,7 @@ public final class NarrowComparison {
     }
     for (int i = 0; i < reference.length; i++) {
       short actual = output.getShort((start + i) * 2);
-      short expected = narrow.round(reference[i]);
+      short expected = rounded[i];
       boolean good;
       if (Double.isNaN(reference[i])) {
         good = narrow.isNaN(actual);
