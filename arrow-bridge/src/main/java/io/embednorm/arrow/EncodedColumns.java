@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EncodedRows;
@@ -167,7 +168,8 @@ final class EncodedColumns {
 
   /**
    * FixedSizeBinary for a fixed-size list column, Binary otherwise; the bytes unwritten (validity
-   * all null, offsets set).
+   * all null, offsets set). The value bytes come from the pool of {@link HostOutputs} (from 1 MiB),
+   * whose pages earlier calls touched: fresh pages from the allocator cost more than encoding.
    */
   private static FieldVector allocateValues(
       ListColumn column,
@@ -194,8 +196,15 @@ final class EncodedColumns {
                   VALUES,
                   FieldType.nullable(new ArrowType.FixedSizeBinary(bytes)),
                   FixedSizeBinaryVector.class);
-      vector.allocateNew(rows);
-      zero(vector.getDataBuffer(), (long) bytes * rows);
+      ListColumn.loadUnzeroed(vector, allocator, HostOutputs::buffer, rows, (long) bytes * rows);
+      ArrowBuf validity = vector.getValidityBuffer();
+      validity.setZero(0, validity.capacity());
+      // Every row that is not null is written whole; a null row keeps its place as zeros.
+      for (int row = 0; row < rows; row++) {
+        if (column.isNullRow(row)) {
+          vector.getDataBuffer().setZero((long) bytes * row, bytes);
+        }
+      }
       return vector;
     }
     VarBinaryVector vector =
@@ -203,7 +212,8 @@ final class EncodedColumns {
             ? new VarBinaryVector(column.name(), allocator)
             : parent.addOrGet(
                 VALUES, FieldType.nullable(ArrowType.Binary.INSTANCE), VarBinaryVector.class);
-    vector.allocateNew(Math.max(starts[rows], 1), rows);
+    ListColumn.loadUnzeroed(
+        vector, allocator, HostOutputs::buffer, rows, 4L * (rows + 1), Math.max(starts[rows], 1));
     for (int row = 0; row <= rows; row++) {
       vector.getOffsetBuffer().setInt(4L * row, (int) starts[row]);
     }
@@ -212,9 +222,5 @@ final class EncodedColumns {
 
   private static ArrowBuf dataBuffer(FieldVector values) {
     return values.getDataBuffer();
-  }
-
-  private static void zero(ArrowBuf buffer, long bytes) {
-    buffer.setZero(0, bytes);
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.embednorm.arrow.TestColumns.Layout;
+import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.engine.DeviceChoice;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
@@ -15,6 +16,7 @@ import io.embednorm.engine.TestSeeds;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Random;
+import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -58,6 +60,65 @@ class ArrowEncodingTest {
         }
       }
     }
+  }
+
+  /**
+   * Values of 1 MiB or more come from the pool of earlier outputs: a block poisoned with 0xff bytes
+   * comes back for the next call, whose rows are its own and whose null rows are zeros.
+   */
+  @ParameterizedTest
+  @EnumSource(
+      value = Encoding.class,
+      names = {"FLOAT16", "INT8"})
+  void pooledValuesShowNothingOfAnEarlierCall(Encoding encoding) {
+    int width = encoding == Encoding.INT8 ? 1024 : 512;
+    int rows = (int) ((HostOutputs.SMALLEST_BYTES + (1 << 16)) / encoding.rowBytes(width));
+    try (BufferAllocator allocator = new RootAllocator();
+        ArrowNormalizer normalizer = ArrowNormalizer.create(allocator, DeviceChoice.CPU)) {
+      long seed = TestSeeds.seeds()[0];
+      Random random = new Random(TestSeeds.mix(seed, encoding.ordinal(), 77));
+      Double[][] first = TestColumns.gaussianRows(random, ElementType.FLOAT32, rows, row -> width);
+      Double[][] second = TestColumns.gaussianRows(random, ElementType.FLOAT32, rows, row -> width);
+      for (int row = 0; row < rows; row += 9) {
+        second[row] = null;
+      }
+      long address;
+      try (FieldVector input =
+              TestColumns.build(
+                  allocator, "embedding", Layout.FIXED_SIZE_LIST, ElementType.FLOAT32, first);
+          FieldVector encoded =
+              normalizer.normalizeEncoded(input, CHAIN, encoding, new NormalizationMetrics())) {
+        ArrowBuf values = valuesOf(encoded).getDataBuffer();
+        address = values.memoryAddress();
+        values.setOne(0, values.capacity());
+      }
+      try (FieldVector input =
+          TestColumns.build(
+              allocator, "embedding", Layout.FIXED_SIZE_LIST, ElementType.FLOAT32, second)) {
+        try (FieldVector encoded =
+            normalizer.normalizeEncoded(input, CHAIN, encoding, new NormalizationMetrics())) {
+          FixedSizeBinaryVector values = (FixedSizeBinaryVector) valuesOf(encoded);
+          assertThat(values.getDataBuffer().memoryAddress())
+              .as("the pooled block again")
+              .isEqualTo(address);
+          int rowBytes = (int) encoding.rowBytes(width);
+          for (int row = 0; row < rows; row += 9) {
+            for (int i = 0; i < rowBytes; i++) {
+              assertThat(values.getDataBuffer().getByte((long) row * rowBytes + i))
+                  .as("null row %d, byte %d: zero, not the old contents", row, i)
+                  .isZero();
+            }
+          }
+        }
+        check(normalizer, allocator, input, encoding, "pooled, seed " + seed);
+      }
+    }
+  }
+
+  private static FieldVector valuesOf(FieldVector encoded) {
+    return encoded instanceof StructVector struct
+        ? (FieldVector) struct.getChild("values")
+        : encoded;
   }
 
   @Test
