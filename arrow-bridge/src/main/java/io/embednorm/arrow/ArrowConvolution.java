@@ -104,17 +104,15 @@ public final class ArrowConvolution {
   }
 
   /**
-   * The float elements under {@code sequences}, null rows' included.
-   *
-   * @throws EmbedNormException when it is not a column of sequences
+   * The float elements under {@code sequences}, null rows' included; 0 for a column that is not one
+   * of sequences (which {@link #causalConv} then refuses, saying why).
    */
   static int elementCount(FieldVector sequences) {
-    FieldVector inner =
-        sequences instanceof BaseListVector list ? list.getChildrenFromFields().get(0) : null;
-    if (inner instanceof FixedSizeListVector steps) {
-      return steps.getDataVector().getValueCount();
-    }
-    return steps(sequences, -1).getDataVector().getValueCount();
+    return sequences instanceof BaseListVector list
+            && list.getChildrenFromFields().size() == 1
+            && list.getChildrenFromFields().get(0) instanceof FixedSizeListVector steps
+        ? steps.getDataVector().getValueCount()
+        : 0;
   }
 
   /** Non-empty rows to convolve, by their number of steps. */

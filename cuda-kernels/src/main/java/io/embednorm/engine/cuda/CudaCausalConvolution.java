@@ -2,21 +2,16 @@ package io.embednorm.engine.cuda;
 
 import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
 import static jcuda.driver.JCudaDriver.cuLaunchKernel;
-import static jcuda.driver.JCudaDriver.cuMemAlloc;
-import static jcuda.driver.JCudaDriver.cuMemFree;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
-import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.io.InputStream;
 import jcuda.Pointer;
-import jcuda.Sizeof;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUfunction;
 import jcuda.driver.CUfunction_attribute;
@@ -124,50 +119,10 @@ public final class CudaCausalConvolution {
    */
   public float[] convolve(
       ConvolutionKernel kernel, float eps, float[] values, int sequences, int steps) {
-    kernel.checkSteps(steps);
-    int channels = kernel.channels();
-    long elements = (long) sequences * steps * channels;
-    if (elements != values.length) {
-      throw new EmbedNormException(
-          "Cannot convolve on the GPU: "
-              + values.length
-              + " values for "
-              + sequences
-              + " sequences of "
-              + steps
-              + " steps of "
-              + channels
-              + " channels");
-    }
-    float[] lagWeights = new float[steps * channels];
-    kernel.copyLagMajor(steps, lagWeights, 0);
+    kernel.checkBatch(sequences, steps, values.length, values.length);
     float[] result = new float[values.length];
     context.makeCurrent();
-    CUdeviceptr input = new CUdeviceptr();
-    CUdeviceptr output = new CUdeviceptr();
-    CUdeviceptr weights = new CUdeviceptr();
-    long bytes = Math.max(1, elements) * Sizeof.FLOAT;
-    cuMemAlloc(input, bytes);
-    try {
-      cuMemAlloc(output, bytes);
-      try {
-        cuMemAlloc(weights, Math.max(1, lagWeights.length) * (long) Sizeof.FLOAT);
-        try {
-          cuMemcpyHtoD(input, Pointer.to(values), elements * Sizeof.FLOAT);
-          cuMemcpyHtoD(weights, Pointer.to(lagWeights), (long) lagWeights.length * Sizeof.FLOAT);
-          CUstream stream = new CUstream();
-          launch(input, output, weights, sequences, steps, channels, eps, stream);
-          cuStreamSynchronize(stream);
-          cuMemcpyDtoH(Pointer.to(result), output, elements * Sizeof.FLOAT);
-        } finally {
-          cuMemFree(weights);
-        }
-      } finally {
-        cuMemFree(output);
-      }
-    } finally {
-      cuMemFree(input);
-    }
+    CudaConvolutionBatch.run(this, kernel, eps, values, sequences, steps, result);
     return result;
   }
 
