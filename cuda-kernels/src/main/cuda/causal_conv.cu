@@ -27,6 +27,13 @@
 // The blocks go in bands of kBand (channel group, sequence group) columns, heaviest (largest t)
 // first inside a band: the triangle's long tiles do not trail, and the inputs a band reads stay
 // in L2. The outputs leave through shared memory as 32-byte rows.
+//
+// Two kernels: embednorm_causal_conv_f32 (above; every GPU, every shape) and, in the sm_90a code
+// only, embednorm_causal_conv_wgmma_f32 (causal_conv_wgmma.cuh: the same product on Hopper's
+// warpgroup tensor cores, for whole blocks of 32 sequences, 4 channels and 128 steps). The
+// geometry table says which of them the code the driver loaded has; the launcher
+// (CudaCausalConvolution) takes the wgmma kernel where it is there and the shape is whole blocks,
+// else this one. The sm_80, sm_90 and compute_90 (PTX) builds hold this kernel only.
 
 #include <cstdint>
 
@@ -162,11 +169,36 @@ __device__ __forceinline__ void tensor_chunk(Sums& acc, const uint32_t (&wb)[kWi
 
 }  // namespace embednorm_conv
 
-// The launch geometry, read by the launcher (CudaCausalConvolution) from the module: threads a
-// block, dynamic shared memory bytes a block, and the channels, sequences and steps a block owns.
-extern "C" __device__ const int embednorm_causal_conv_geometry[5] = {
+#include "causal_conv_wgmma.cuh"
+
+// The launch geometry, read by the launcher (CudaCausalConvolution) from the module: for each
+// kernel, threads a block, dynamic shared memory bytes a block, and the channels, sequences and
+// steps a block owns; first embednorm_causal_conv_f32 (every build), then
+// embednorm_causal_conv_wgmma_f32, all zero where the loaded code has no wgmma body (every build
+// but sm_90a: the driver loads the sm_90a code on a compute capability 9.0 device only).
+extern "C" __device__ const int embednorm_causal_conv_geometry[10] = {
     embednorm_conv::kThreads, embednorm_conv::kSharedFloats * 4, embednorm_conv::kChannels,
-    embednorm_conv::kSeqs, embednorm_conv::kRows};
+    embednorm_conv::kSeqs, embednorm_conv::kRows,
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+    embednorm_conv_wgmma::kThreads, embednorm_conv_wgmma::kSharedBytes,
+    embednorm_conv_wgmma::kChannels, embednorm_conv_wgmma::kSeqs, embednorm_conv_wgmma::kSteps
+#else
+    0, 0, 0, 0, 0
+#endif
+};
+
+// The wgmma kernel (causal_conv_wgmma.cuh) for whole blocks only: sequences a multiple of 32,
+// channels of 4, steps of 128, and 16-byte aligned buffers. Every build defines it so that the
+// module's names do not depend on the device; only sm_90a gives it a body.
+extern "C" __global__ void __launch_bounds__(embednorm_conv_wgmma::kThreads, 1)
+embednorm_causal_conv_wgmma_f32(const float* __restrict__ input, float* __restrict__ output,
+                                const float* __restrict__ lag_weights, int sequences, int steps,
+                                int channels, float eps) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  embednorm_conv_wgmma::convolve_block(input, output, lag_weights, sequences, steps, channels,
+                                       eps);
+#endif
+}
 
 extern "C" __global__ void __launch_bounds__(embednorm_conv::kThreads, embednorm_conv::kBlocksPerSm)
 embednorm_causal_conv_f32(const float* __restrict__ input, float* __restrict__ output,

@@ -1,9 +1,6 @@
 package io.embednorm.engine.cuda;
 
-import static jcuda.driver.JCudaDriver.cuFuncSetAttribute;
-import static jcuda.driver.JCudaDriver.cuLaunchKernel;
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuModuleGetFunction;
 import static jcuda.driver.JCudaDriver.cuModuleGetGlobal;
 import static jcuda.driver.JCudaDriver.cuModuleLoadData;
 
@@ -13,8 +10,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
-import jcuda.driver.CUfunction;
-import jcuda.driver.CUfunction_attribute;
 import jcuda.driver.CUmodule;
 import jcuda.driver.CUstream;
 
@@ -23,41 +18,44 @@ import jcuda.driver.CUstream;
  * of equal length in the (sequences, steps, channels) layout, the layout users hold, so nothing is
  * transposed; on the tensor cores, float32-accurate (3xTF32). The weights go to the device once,
  * lag-major, from a {@link ConvolutionKernel}. Holds no device memory of its own; thread-safe.
+ *
+ * <p>The module has two kernels: mma.sync for every GPU and shape, and on a compute capability 9.0
+ * device (the fatbin's sm_90a code) a wgmma kernel, faster, for whole blocks only: sequences a
+ * multiple of 32, channels of 4, steps of 128. Each call takes the wgmma kernel where the device
+ * has it and the shape is whole blocks, else the mma.sync kernel.
  */
 public final class CudaCausalConvolution {
   /** Where the Maven build puts the fatbin (cuda-kernels/pom.xml). */
   static final String RESOURCE = "/io/embednorm/engine/cuda/causal_conv.fatbin";
 
-  private static final String NAME = "embednorm_causal_conv_f32";
-
-  /** The launch geometry the module exports: the order of causal_conv.cu's table. */
+  /** The launch geometry the module exports: a row of causal_conv.cu's table a kernel. */
   private static final String GEOMETRY = "embednorm_causal_conv_geometry";
 
-  private final CudaContext context;
-  private final CUfunction function = new CUfunction();
-  private final int threads;
-  private final int sharedBytes;
-  private final int channelsPerBlock;
-  private final int sequencesPerBlock;
-  private final int stepsPerBlock;
+  /** The kernels in the order of the table's rows. */
+  private static final String[] NAMES = {
+    "embednorm_causal_conv_f32", "embednorm_causal_conv_wgmma_f32"
+  };
 
-  /** Loads the kernel into {@code context}'s device. */
+  private final CudaContext context;
+  private final CausalConvolutionKernel anyShape;
+  private final CausalConvolutionKernel wholeBlocks;
+
+  /** Loads the kernels into {@code context}'s device. */
   public CudaCausalConvolution(CudaContext context) {
     this.context = context;
     context.makeCurrent();
     CUmodule module = new CUmodule();
     cuModuleLoadData(module, fatbin());
-    cuModuleGetFunction(function, module, NAME);
-    int[] geometry = geometry(module);
-    threads = geometry[0];
-    sharedBytes = geometry[1];
-    channelsPerBlock = geometry[2];
-    sequencesPerBlock = geometry[3];
-    stepsPerBlock = geometry[4];
-    cuFuncSetAttribute(
-        function,
-        CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
-        sharedBytes);
+    int[] table = geometry(module);
+    anyShape = CausalConvolutionKernel.loadIfPresent(module, NAMES[0], table, 0);
+    if (anyShape == null) {
+      throw new EmbedNormException(
+          "Cannot load the causal_conv kernel: its table "
+              + GEOMETRY
+              + " has no row for "
+              + NAMES[0]);
+    }
+    wholeBlocks = CausalConvolutionKernel.loadIfPresent(module, NAMES[1], table, 1);
   }
 
   /** Whether this jar holds the kernel (a CPU-only build does not). */
@@ -75,8 +73,8 @@ public final class CudaCausalConvolution {
   /**
    * Enqueues the convolution of {@code sequences × steps × channels} floats at {@code input} into
    * {@code output}, with {@code lagWeights} holding {@code steps × channels} floats as {@link
-   * ConvolutionKernel#copyLagMajor} writes them. The caller keeps the buffers until the stream is
-   * done.
+   * ConvolutionKernel#copyLagMajor} writes them. The buffers start 16-byte aligned (as {@code
+   * cuMemAlloc} returns them); the caller keeps them until the stream is done.
    */
   public void launch(
       CUdeviceptr input,
@@ -90,14 +88,6 @@ public final class CudaCausalConvolution {
     if (sequences == 0 || steps == 0) {
       return;
     }
-    long blocks =
-        (long) ceiling(steps, stepsPerBlock)
-            * ceiling(channels, channelsPerBlock)
-            * ceiling(sequences, sequencesPerBlock);
-    if (blocks > Integer.MAX_VALUE) {
-      throw new EmbedNormException(
-          "Cannot convolve " + sequences + " sequences on the GPU: " + blocks + " blocks");
-    }
     context.makeCurrent();
     Pointer parameters =
         Pointer.to(
@@ -108,8 +98,18 @@ public final class CudaCausalConvolution {
             Pointer.to(new int[] {steps}),
             Pointer.to(new int[] {channels}),
             Pointer.to(new float[] {eps}));
-    cuLaunchKernel(
-        function, (int) blocks, 1, 1, threads, 1, 1, sharedBytes, stream, parameters, null);
+    kernelFor(sequences, steps, channels).launch(sequences, steps, channels, parameters, stream);
+  }
+
+  /** The name of the kernel a call of this shape runs: for tests. */
+  String kernelName(int sequences, int steps, int channels) {
+    return kernelFor(sequences, steps, channels).name();
+  }
+
+  private CausalConvolutionKernel kernelFor(int sequences, int steps, int channels) {
+    return wholeBlocks != null && wholeBlocks.takesWholeBlocks(sequences, steps, channels)
+        ? wholeBlocks
+        : anyShape;
   }
 
   /**
@@ -130,22 +130,19 @@ public final class CudaCausalConvolution {
     CUdeviceptr address = new CUdeviceptr();
     long[] bytes = new long[1];
     cuModuleGetGlobal(address, bytes, module, GEOMETRY);
-    if (bytes[0] != 5L * Integer.BYTES) {
+    int ints = NAMES.length * CausalConvolutionKernel.ROW;
+    if (bytes[0] != (long) ints * Integer.BYTES) {
       throw new EmbedNormException(
           "Cannot load the causal_conv kernel: its table "
               + GEOMETRY
               + " holds "
               + bytes[0]
               + " bytes, not "
-              + 5 * Integer.BYTES);
+              + ints * Integer.BYTES);
     }
-    int[] values = new int[5];
+    int[] values = new int[ints];
     cuMemcpyDtoH(Pointer.to(values), address, bytes[0]);
     return values;
-  }
-
-  private static int ceiling(int value, int divisor) {
-    return (value + divisor - 1) / divisor;
   }
 
   private static byte[] fatbin() {
