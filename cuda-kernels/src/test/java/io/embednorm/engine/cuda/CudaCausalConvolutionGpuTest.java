@@ -10,6 +10,7 @@ import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.TestSeeds;
 import java.util.Arrays;
 import java.util.Random;
+import java.util.stream.IntStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -19,7 +20,11 @@ import org.junit.jupiter.api.condition.EnabledIf;
 @Tag("gpu")
 @EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class CudaCausalConvolutionGpuTest {
+  private static final String WGMMA = "embednorm_causal_conv_wgmma_f32";
+  private static final String MMA_SYNC = "embednorm_causal_conv_f32";
+
   private static CudaCausalConvolution convolution;
+  private static boolean hopper;
 
   static boolean gpuUsable() {
     return CudaEngine.unavailableReason() == null;
@@ -29,7 +34,98 @@ class CudaCausalConvolutionGpuTest {
   static void requireGpu() {
     String why = CudaEngine.unavailableReason();
     assumeTrue(why == null, () -> "no usable GPU: " + why);
-    convolution = new CudaCausalConvolution(CudaContext.of(0));
+    CudaContext context = CudaContext.of(0);
+    convolution = new CudaCausalConvolution(context);
+    hopper = context.computeCapability() == 90;
+  }
+
+  @Test
+  void routesWholeBlocksToTheWgmmaKernelOnComputeCapability90Only() {
+    assertThat(convolution.kernelName(32, 768, 768)).isEqualTo(hopper ? WGMMA : MMA_SYNC);
+    assertThat(convolution.kernelName(64, 128, 4)).isEqualTo(hopper ? WGMMA : MMA_SYNC);
+    assertThat(convolution.kernelName(31, 768, 768)).isEqualTo(MMA_SYNC);
+    assertThat(convolution.kernelName(32, 768, 766)).isEqualTo(MMA_SYNC);
+    assertThat(convolution.kernelName(32, 700, 768)).isEqualTo(MMA_SYNC);
+  }
+
+  @Test
+  void matchesTheFloat64ReferenceOnTheWgmmaKernelsShapesAndTheirNeighbours() {
+    // sequences, steps, channels: whole wgmma blocks (B 32 and 64, T 128, 768 and 4096, C 768 and
+    // 8), then the shapes next to them that go to the mma.sync kernel (B 33, T 700, C 766)
+    int[][] shapes = {
+      {32, 768, 768},
+      {64, 128, 8},
+      {64, 768, 12},
+      {32, 4096, 8},
+      {33, 256, 8},
+      {32, 700, 8},
+      {32, 768, 766}
+    };
+    long seed = TestSeeds.seeds()[0];
+    for (int[] shape : shapes) {
+      int sequences = shape[0];
+      int steps = shape[1];
+      int channels = shape[2];
+      Random random = new Random(TestSeeds.mix(seed, shape[0], shape[1], shape[2]));
+      float[][] w = randomKernel(random, channels, steps);
+      float[] values = randomSequence(random, sequences * steps, channels);
+      float eps = 0.125f;
+      float[] out = convolution.convolve(ConvolutionKernel.of(w), eps, values, sequences, steps);
+      check(
+          w,
+          eps,
+          values,
+          out,
+          sequences,
+          steps,
+          channels,
+          "seed "
+              + seed
+              + " "
+              + Arrays.toString(shape)
+              + " on "
+              + convolution.kernelName(sequences, steps, channels));
+    }
+  }
+
+  @Test
+  void wgmmaKernelKeepsNonFiniteAndHugeInputsToLaterStepsOfTheirChannel() {
+    int sequences = 32;
+    int steps = 256;
+    int channels = 8;
+    Random random = new Random(7);
+    float[][] w = randomKernel(random, channels, steps);
+    float[] values = randomSequence(random, sequences * steps, channels);
+    values[(2 * steps + 41) * channels + 5] = Float.NaN;
+    values[(20 * steps + 200) * channels + 2] = Float.NEGATIVE_INFINITY;
+    values[(31 * steps + 130) * channels + 7] = Float.MAX_VALUE; // its tf32 half rounds to ∞
+    float[] out = convolution.convolve(ConvolutionKernel.of(w), 0f, values, sequences, steps);
+    assertThat(out[(2 * steps + 40) * channels + 5]).isFinite();
+    assertThat(out[(2 * steps + 41) * channels + 5]).isNaN();
+    assertThat(out[(2 * steps + 41) * channels + 4]).isFinite();
+    assertThat(out[(20 * steps + 199) * channels + 2]).isFinite();
+    assertThat(out[(20 * steps + 200) * channels + 2]).isInfinite();
+    assertThat(out[(21 * steps + 200) * channels + 2]).isFinite();
+    assertThat(out[(31 * steps + 130) * channels + 7]).isFinite();
+    check(w, 0f, values, out, sequences, steps, channels, "non-finite inputs, whole blocks");
+  }
+
+  @Test
+  void wgmmaKernelKeepsInfiniteWeightsToTheirLagAndChannel() {
+    int sequences = 32;
+    int steps = 256;
+    int channels = 8;
+    Random random = new Random(9);
+    float[][] w = randomKernel(random, channels, steps);
+    w[6][steps - 1 - 3] = Float.POSITIVE_INFINITY; // channel 6, lag 3
+    w[1][steps - 1 - 200] = Float.NaN; // channel 1, lag 200: only the last tile's blocks use it
+    float[] values = randomSequence(random, sequences * steps, channels);
+    float[] out = convolution.convolve(ConvolutionKernel.of(w), 0f, values, sequences, steps);
+    assertThat(out[(2 * steps + 2) * channels + 6]).isFinite();
+    assertThat(out[(2 * steps + 3) * channels + 6]).isInfinite();
+    assertThat(out[(2 * steps + 199) * channels + 1]).isFinite();
+    assertThat(out[(2 * steps + 200) * channels + 1]).isNaN();
+    check(w, 0f, values, out, sequences, steps, channels, "non-finite weights, whole blocks");
   }
 
   @Test
@@ -117,12 +213,21 @@ class CudaCausalConvolutionGpuTest {
       int channels,
       String what) {
     int length = steps * channels;
+    // the float64 reference is T² C a sequence: the sequences in parallel
+    int[] firstOutside =
+        IntStream.range(0, sequences)
+            .parallel()
+            .map(
+                s ->
+                    firstOutsideBound(
+                        w,
+                        eps,
+                        Arrays.copyOfRange(values, s * length, (s + 1) * length),
+                        steps,
+                        Arrays.copyOfRange(out, s * length, (s + 1) * length)))
+            .toArray();
     for (int s = 0; s < sequences; s++) {
-      float[] k = Arrays.copyOfRange(values, s * length, (s + 1) * length);
-      float[] o = Arrays.copyOfRange(out, s * length, (s + 1) * length);
-      assertThat(firstOutsideBound(w, eps, k, steps, o))
-          .as("%s, sequence %d", what, s)
-          .isEqualTo(-1);
+      assertThat(firstOutside[s]).as("%s, sequence %d", what, s).isEqualTo(-1);
     }
   }
 }
