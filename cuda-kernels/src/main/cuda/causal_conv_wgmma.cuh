@@ -1,7 +1,7 @@
 // causal_conv on Hopper's warpgroup tensor cores (wgmma, sm_90a only): the second kernel of
-// causal_conv.cu, for whole blocks of 32 sequences, 4 channels and 128 steps (the launcher routes
-// every other shape, and every other GPU, to the mma.sync kernel). Same product, same 3xTF32
-// split, same treatment of operands the split cannot take; see causal_conv.cu's header.
+// causal_conv.cu, for every shape (the launcher runs it for every call on a device whose code has
+// it, every other GPU the mma.sync kernel). Same product, same 3xTF32 split, same treatment of
+// operands the split cannot take; see causal_conv.cu's header.
 //
 // Per channel it computes D = A * B with the Toeplitz WEIGHTS as wgmma's B operand (shared
 // memory, through a descriptor) and the INPUTS as the A operand (registers):
@@ -20,6 +20,11 @@
 //   lag weights arrive as float4 (the block's 4 channels of one lag) two chunks ahead, are split
 //   into a linear copy one chunk ahead and spread into the double-buffered strips by the
 //   channel's warpgroup.
+// Shapes that are not whole blocks of 32 sequences, 4 channels and 128 steps: the copies of a block
+//   at an edge zero-fill (cp.async src-size 0) the sequences, channels and steps past it and the
+//   weights past the last channel are zero, so the block computes what it would inside a larger
+//   shape; the stores skip them. An output's arithmetic depends on its step only (its block's t0,
+//   its shift h, the same k-steps from u = 0 up), never on the sequence's place in the batch.
 // Inputs: a ring of 5 chunks (32 steps x 32 sequences x 4 channels) filled by 4-byte cp.async in
 //   the A fragment order, so that a lane reads its 4 values of a k-step with one 16-byte load; the
 //   h = 1 rows read the chunk two ahead of the h = 0 rows, so each input is copied once. Two
@@ -28,12 +33,15 @@
 //   into the wgmma as they are, and always leave a NaN or an infinity in the accumulators they
 //   reach: a NaN or infinite input in every output of its row (the zero weights of negative lags
 //   give 0 * inf = NaN), a weight in every output of its column, an overflow where it happens.
-//   After its last wgmma the block checks its accumulators; if any is not finite (also where the
-//   true result is not), the whole block starts over on plain multiply-adds from global memory,
-//   summed from u = 0 up. So NaN and infinities propagate as IEEE arithmetic gives them and never
-//   to an earlier step, as in the mma.sync kernel, and finite results keep the 3xTF32 bound; the
-//   main loop checks nothing (each per-operand check cost 3 % at T = 768). The price is a slow
-//   block wherever its sums are not finite.
+//   After its last wgmma the block checks its accumulators a row at a time (a sequence, a channel,
+//   64 steps): a row not all finite (also where the true result is not) starts over on plain
+//   multiply-adds from global memory, summed from u = 0 up, over the sums stored for it; the other
+//   rows keep theirs, so a sequence's bits never depend on a neighbour's values. So NaN and
+//   infinities propagate as IEEE arithmetic gives them and never to an earlier step, as in the
+//   mma.sync kernel, and finite results keep the 3xTF32 bound; the main loop checks nothing (each
+//   per-operand check cost 3 % at T = 768). The price is slow rows wherever sums are not finite:
+//   an input's from its 64 steps on in its sequence and channel, a weight's in every sequence of
+//   its channel (the h = 0 rows also meet the lags of their h = 1 rows, on zero inputs).
 // The blocks go in bands of kBand (channel group, sequence group) columns, heaviest (largest t0)
 // first inside a band, as in the mma.sync kernel. The outputs leave through shared memory as
 // 16-byte rows of the 4 channels.
@@ -67,7 +75,9 @@ constexpr int kStripOffset = kRingBytes;
 constexpr int kLagOffset = kStripOffset + 2 * kChannels * kStripBytes;
 constexpr int kSharedBytes = kLagOffset + 2 * kChannels * 2 * kLags * 4;
 constexpr int kOutRow = kN * kChannels + 4;     // words of a sequence in the output tile
-static_assert(kSeqs * kOutRow * 4 <= kSharedBytes, "the output tile fits in the ring's place");
+constexpr int kBadOffset = kSeqs * kOutRow * 4;  // after the output tile: rows that start over
+static_assert(kBadOffset + 2 * kSeqs * kChannels <= kRingBytes,
+              "the output tile and the rows that start over fit in the ring's place");
 static_assert(kRingBytes % 16 == 0 && kStripBytes % 16 == 0, "16-byte alignment");
 static_assert(kLags <= kThreads, "one thread a lag");
 
@@ -100,27 +110,22 @@ __device__ __forceinline__ void wgmma_wait() {
   asm volatile("wgmma.wait_group.sync.aligned %0;" ::"n"(kPending) : "memory");
 }
 
-// The block's outputs by plain multiply-adds from global memory, each summed from u = 0 up as the
-// mma.sync kernel's multiply_add does: for a block whose tensor-core sums are not all finite.
-__device__ __forceinline__ void plain_block(const float* in, float* out, const float* lag_weights,
-                                         long long plane, int channels, int t0, int c0,
-                                         float eps) {
-  for (int item = threadIdx.x; item < kSeqs * kSteps * kChannels; item += kThreads) {
-    const int c = c0 + (item & (kChannels - 1));
-    const int t = t0 + (item / kChannels) % kSteps;
-    const int b = item / (kChannels * kSteps);
-    const float* x = in + b * plane + c;
-    const float* w = lag_weights + c;
-    float sum = 0.f;
-    for (int u = 0; u <= t; ++u)
-      sum = fmaf(__ldg(w + static_cast<long long>(t - u) * channels),
-                 __ldg(x + static_cast<long long>(u) * channels), sum);
-    out[b * plane + static_cast<long long>(t) * channels + c] = sum + eps;
-  }
+// Output (sequence b, channel c, step t) by plain multiply-adds from global memory, summed from
+// u = 0 up as the mma.sync kernel's multiply_add does: for a row of accumulators whose tensor-core
+// sums are not all finite.
+__device__ __forceinline__ float plain_sum(const float* in, const float* lag_weights,
+                                           long long plane, int channels, int b, int t, int c) {
+  const float* x = in + b * plane + c;
+  const float* w = lag_weights + c;
+  float sum = 0.f;
+  for (int u = 0; u <= t; ++u)
+    sum = fmaf(__ldg(w + static_cast<long long>(t - u) * channels),
+               __ldg(x + static_cast<long long>(u) * channels), sum);
+  return sum;
 }
 
 // The block of columns (channel group, sequence group) and steps t0 .. t0 + kSteps - 1 that
-// blockIdx.x names; the shape is whole blocks (the launcher checks).
+// blockIdx.x names; any shape: the copies zero-fill what lies outside it and the stores skip it.
 __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
                                                float* __restrict__ output,
                                                const float* __restrict__ lag_weights,
@@ -130,8 +135,9 @@ __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
   const int tid = threadIdx.x, group = tid >> 7, group_tid = tid & 127;
   const int warp = tid >> 5, lane = tid & 31, w = warp & 3;
 
-  const int channel_groups = channels / kChannels, tiles = steps / kSteps;
-  const int columns = channel_groups * (sequences / kSeqs);
+  const int channel_groups = (channels + kChannels - 1) / kChannels;
+  const int tiles = (steps + kSteps - 1) / kSteps;
+  const int columns = channel_groups * ((sequences + kSeqs - 1) / kSeqs);
   const int band = static_cast<int>(blockIdx.x) / (kBand * tiles);
   const int in_band = static_cast<int>(blockIdx.x) % (kBand * tiles);
   const int band_columns = min(kBand, columns - band * kBand);
@@ -139,8 +145,12 @@ __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
   const int t0 = (tiles - 1 - in_band / band_columns) * kSteps;
   const int c0 = (column % channel_groups) * kChannels, c = c0 + group;
   const long long plane = static_cast<long long>(steps) * channels;
-  const float* in = input + (column / channel_groups) * kSeqs * plane;
-  float* out = output + (column / channel_groups) * kSeqs * plane;
+  const int b0 = (column / channel_groups) * kSeqs;
+  const float* in = input + b0 * plane;
+  float* out = output + b0 * plane;
+  const int sequence_room = sequences - b0;  // the block's sequences that are there
+  const bool interior = sequence_room >= kSeqs && c0 + kChannels <= channels;
+  const bool vectors = channels % kChannels == 0;  // 16-byte rows of the 4 channels
   const int chunks = (t0 + 2 * kN) / kChunk;  // k-steps u0 = -kN .. t0 + kN - 8
 
   const uint32_t shared_base = static_cast<uint32_t>(__cvta_generic_to_shared(shared));
@@ -153,20 +163,37 @@ __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
   const int copy_channel = lane >> 3, copy_g = warp >> 1;
   const int copy_hi = lane & 1, copy_e = (lane >> 1) & 1,
             copy_q = ((lane >> 2) & 1) + 2 * (warp & 1);
-  const float* copy_source = in + (8 * copy_hi + copy_g) * plane +
-                             static_cast<long long>(4 * copy_e + copy_q) * channels + c0 +
-                             copy_channel;
+  const int copy_sequence = 8 * copy_hi + copy_g, copy_step = 4 * copy_e + copy_q;
+  const bool copy_channel_ok = c0 + copy_channel < channels;
+  const float* copy_source = in + copy_sequence * plane +
+                             static_cast<long long>(copy_step) * channels + c0 + copy_channel;
   const uint32_t copy_target =
       ring + 4u * (copy_channel * kPlane + (copy_g * 4 + copy_q) * 4 + copy_hi + 2 * copy_e);
   auto issue = [&](int chunk) {
     const float* source = copy_source + static_cast<long long>(chunk * kChunk) * channels;
     const uint32_t target = copy_target + 4u * (chunk % kStages) * kStage;
+    if (interior && (chunk + 1) * kChunk <= steps) {  // every copy in range: no checks
+#pragma unroll
+      for (int i = 0; i < 8; ++i) {
+        const int s = i & 3, bh = i >> 2;
+        asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(
+                         target + 4u * (s * 256 + bh * 128)),
+                     "l"(source + bh * 16 * plane + static_cast<long long>(8 * s) * channels));
+      }
+      return;
+    }
+    // the edges of the shape: zeros (src-size 0) where a sequence, step or channel is not there,
+    // so that the block computes exactly what it would inside a larger shape
 #pragma unroll
     for (int i = 0; i < 8; ++i) {
       const int s = i & 3, bh = i >> 2;
-      asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(
+      const bool ok = copy_channel_ok && copy_sequence + 16 * bh < sequence_room &&
+                      chunk * kChunk + 8 * s + copy_step < steps;
+      const float* from =
+          ok ? source + bh * 16 * plane + static_cast<long long>(8 * s) * channels : input;
+      asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;" ::"r"(
                        target + 4u * (s * 256 + bh * 128)),
-                   "l"(source + bh * 16 * plane + static_cast<long long>(8 * s) * channels));
+                   "l"(from), "r"(ok ? 4 : 0));
     }
   };
 
@@ -178,10 +205,16 @@ __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
   float4 lag4 = make_float4(0.f, 0.f, 0.f, 0.f);
   auto fetch = [&](int j) {
     const int lag = lag_min(j) + tid;
-    lag4 = (tid < kLags && lag >= 0 && lag < steps)
-               ? __ldg(reinterpret_cast<const float4*>(
-                     lag_weights + static_cast<long long>(lag) * channels + c0))
-               : make_float4(0.f, 0.f, 0.f, 0.f);
+    const bool there = tid < kLags && lag >= 0 && lag < steps;
+    const float* from = lag_weights + static_cast<long long>(lag) * channels + c0;
+    if (vectors) {
+      lag4 = there ? __ldg(reinterpret_cast<const float4*>(from)) : make_float4(0.f, 0.f, 0.f, 0.f);
+    } else {  // channels past the last are zero
+      lag4.x = there ? __ldg(from) : 0.f;
+      lag4.y = there && c0 + 1 < channels ? __ldg(from + 1) : 0.f;
+      lag4.z = there && c0 + 2 < channels ? __ldg(from + 2) : 0.f;
+      lag4.w = there && c0 + 3 < channels ? __ldg(from + 3) : 0.f;
+    }
   };
   auto put = [&](int j) {
     if (tid < kLags) {
@@ -293,15 +326,23 @@ __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
   }
   wgmma_wait<0>();
   asm volatile("cp.async.wait_group 0;" ::: "memory");
-  // An operand the split cannot take leaves a NaN or an infinity in the accumulators of its
-  // column (weights) or row (inputs), or overflows; so does a true non-finite output. Either way
-  // the block starts over on plain multiply-adds, which give IEEE results.
-  bool finite = true;
+  // An operand the split cannot take leaves a NaN or an infinity in the accumulators of its row
+  // (inputs) or column (weights), or overflows; so does a true non-finite output. Either way the
+  // row (a sequence, a channel, 64 steps) starts over on plain multiply-adds, which give IEEE
+  // results; the other rows keep their sums, so a sequence's bits never depend on its neighbours.
+  // A thread holds 16 outputs of rows g and g + 8 of its warp's 16; the quad's 4 lanes a row.
+  bool finite[2] = {true, true};
 #pragma unroll
-  for (int i = 0; i < kN / 2; ++i) finite &= fabsf(acc[i]) <= 0x1.fffffep127f;
-  if (__syncthreads_or(!finite)) {
-    plain_block(in, out, lag_weights, plane, channels, t0, c0, eps);
-    return;
+  for (int i = 0; i < kN / 2; ++i) finite[(i >> 1) & 1] &= fabsf(acc[i]) <= 0x1.fffffep127f;
+  int rows_bad = (finite[0] ? 0 : 1) | (finite[1] ? 0 : 2);
+  rows_bad |= __shfl_xor_sync(0xffffffffu, rows_bad, 1);
+  rows_bad |= __shfl_xor_sync(0xffffffffu, rows_bad, 2);
+  // also the barrier before the ring's place is reused
+  const bool any_bad = __syncthreads_or(rows_bad != 0);
+  unsigned char* bad = shared + kBadOffset;  // [h][sequence][channel]
+  if (any_bad && q == 0) {
+    bad[(h * kSeqs + 16 * bh + g) * kChannels + group] = rows_bad & 1;
+    bad[(h * kSeqs + 16 * bh + g + 8) * kChannels + group] = rows_bad >> 1;
   }
 
   // the accumulators through shared memory to 16-byte rows of the 4 channels, one shift h at a
@@ -322,10 +363,29 @@ __device__ __forceinline__ void convolve_block(const float* __restrict__ input,
 #pragma unroll 1
     for (int item = tid; item < kSeqs * kN; item += kThreads) {
       const int t = item % kN, b = item / kN;
-      *reinterpret_cast<float4*>(out + b * plane +
-                                 static_cast<long long>(t0 + kN * hh + t) * channels + c0) =
-          *reinterpret_cast<const float4*>(tile + b * kOutRow + t * kChannels);
+      const int step = t0 + kN * hh + t;
+      if (b >= sequence_room || step >= steps) continue;
+      float* target = out + b * plane + static_cast<long long>(step) * channels + c0;
+      const float* from = tile + b * kOutRow + t * kChannels;
+      if (vectors) {
+        *reinterpret_cast<float4*>(target) = *reinterpret_cast<const float4*>(from);
+      } else {
+#pragma unroll
+        for (int k = 0; k < kChannels; ++k)
+          if (c0 + k < channels) target[k] = from[k];
+      }
     }
+  }
+  if (!any_bad) return;
+  // the rows that start over, a row's 64 steps on 64 threads, over the sums stored above
+  __syncthreads();
+#pragma unroll 1
+  for (int item = tid; item < 2 * kSeqs * kChannels * kN; item += kThreads) {
+    const int t = item % kN, row = item / kN, cc = row % kChannels, b = (row / kChannels) % kSeqs;
+    const int step = t0 + kN * (row / (kChannels * kSeqs)) + t;
+    if (bad[row] && b < sequence_room && c0 + cc < channels && step < steps)
+      out[b * plane + static_cast<long long>(step) * channels + c0 + cc] =
+          plain_sum(in, lag_weights, plane, channels, b, step, c0 + cc) + eps;
   }
 }
 
