@@ -28,12 +28,13 @@
 // first inside a band: the triangle's long tiles do not trail, and the inputs a band reads stay
 // in L2. The outputs leave through shared memory as 32-byte rows.
 //
-// Two kernels: embednorm_causal_conv_f32 (above; every GPU, every shape) and, in the sm_90a code
-// only, embednorm_causal_conv_wgmma_f32 (causal_conv_wgmma.cuh: the same product on Hopper's
-// warpgroup tensor cores, for whole blocks of 32 sequences, 4 channels and 128 steps). The
+// Two kernels, each for every shape: embednorm_causal_conv_f32 (above; every GPU) and, in the
+// sm_90a code only, embednorm_causal_conv_wgmma_f32 (causal_conv_wgmma.cuh: the same product on
+// Hopper's warpgroup tensor cores, blocks of 32 sequences, 4 channels and 128 steps). The
 // geometry table says which of them the code the driver loaded has; the launcher
-// (CudaCausalConvolution) takes the wgmma kernel where it is there and the shape is whole blocks,
-// else this one. The sm_80, sm_90 and compute_90 (PTX) builds hold this kernel only.
+// (CudaCausalConvolution) takes the wgmma kernel for every call where it is there, else this one:
+// the kernel, and so a sequence's bits, depends on the device only, never on the batch's shape.
+// The sm_80, sm_90 and compute_90 (PTX) builds hold this kernel only.
 
 #include <cstdint>
 
@@ -187,9 +188,8 @@ extern "C" __device__ const int embednorm_causal_conv_geometry[10] = {
 #endif
 };
 
-// The wgmma kernel (causal_conv_wgmma.cuh) for whole blocks only: sequences a multiple of 32,
-// channels of 4, steps of 128, and 16-byte aligned buffers. Every build defines it so that the
-// module's names do not depend on the device; only sm_90a gives it a body.
+// The wgmma kernel (causal_conv_wgmma.cuh): any shape, 16-byte aligned buffers. Every build
+// defines it so that the module's names do not depend on the device; only sm_90a gives it a body.
 extern "C" __global__ void __launch_bounds__(embednorm_conv_wgmma::kThreads, 1)
 embednorm_causal_conv_wgmma_f32(const float* __restrict__ input, float* __restrict__ output,
                                 const float* __restrict__ lag_weights, int sequences, int steps,

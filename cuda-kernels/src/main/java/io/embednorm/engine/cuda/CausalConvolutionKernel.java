@@ -53,14 +53,10 @@ final class CausalConvolutionKernel {
     return name;
   }
 
-  /** Whether the shape is whole blocks of this kernel in every dimension. */
-  boolean takesWholeBlocks(int sequences, int steps, int channels) {
-    return sequences % sequencesPerBlock == 0
-        && steps % stepsPerBlock == 0
-        && channels % channelsPerBlock == 0;
-  }
-
-  /** Enqueues the kernel over the shape with the kernel's {@code parameters}. */
+  /**
+   * Enqueues the kernel over the shape with the kernel's {@code parameters}: a block for each
+   * (possibly partial) block of sequences, channels and steps.
+   */
   void launch(int sequences, int steps, int channels, Pointer parameters, CUstream stream) {
     long blocks =
         (long) ceiling(steps, stepsPerBlock)

@@ -19,10 +19,10 @@ import jcuda.driver.CUstream;
  * transposed; on the tensor cores, float32-accurate (3xTF32). The weights go to the device once,
  * lag-major, from a {@link ConvolutionKernel}. Holds no device memory of its own; thread-safe.
  *
- * <p>The module has two kernels: mma.sync for every GPU and shape, and on a compute capability 9.0
- * device (the fatbin's sm_90a code) a wgmma kernel, faster, for whole blocks only: sequences a
- * multiple of 32, channels of 4, steps of 128. Each call takes the wgmma kernel where the device
- * has it and the shape is whole blocks, else the mma.sync kernel.
+ * <p>The module has two kernels for every shape: mma.sync for every GPU and, on a compute
+ * capability 9.0 device (the fatbin's sm_90a code), a wgmma kernel, faster. Every call on a device
+ * takes the same kernel, the wgmma one where the device has it: which kernel computes a sequence,
+ * and so its bits, depends on the device only, never on the batch around it.
  */
 public final class CudaCausalConvolution {
   /** Where the Maven build puts the fatbin (cuda-kernels/pom.xml). */
@@ -37,8 +37,9 @@ public final class CudaCausalConvolution {
   };
 
   private final CudaContext context;
-  private final CausalConvolutionKernel anyShape;
-  private final CausalConvolutionKernel wholeBlocks;
+
+  /** The wgmma kernel where the loaded code has it, else the mma.sync kernel. */
+  private final CausalConvolutionKernel kernel;
 
   /** Loads the kernels into {@code context}'s device. */
   public CudaCausalConvolution(CudaContext context) {
@@ -47,15 +48,18 @@ public final class CudaCausalConvolution {
     CUmodule module = new CUmodule();
     cuModuleLoadData(module, fatbin());
     int[] table = geometry(module);
-    anyShape = CausalConvolutionKernel.loadIfPresent(module, NAMES[0], table, 0);
-    if (anyShape == null) {
+    CausalConvolutionKernel mmaSync =
+        CausalConvolutionKernel.loadIfPresent(module, NAMES[0], table, 0);
+    if (mmaSync == null) {
       throw new EmbedNormException(
           "Cannot load the causal_conv kernel: its table "
               + GEOMETRY
               + " has no row for "
               + NAMES[0]);
     }
-    wholeBlocks = CausalConvolutionKernel.loadIfPresent(module, NAMES[1], table, 1);
+    CausalConvolutionKernel wgmma =
+        CausalConvolutionKernel.loadIfPresent(module, NAMES[1], table, 1);
+    kernel = wgmma != null ? wgmma : mmaSync;
   }
 
   /** Whether this jar holds the kernel (a CPU-only build does not). */
@@ -98,18 +102,12 @@ public final class CudaCausalConvolution {
             Pointer.to(new int[] {steps}),
             Pointer.to(new int[] {channels}),
             Pointer.to(new float[] {eps}));
-    kernelFor(sequences, steps, channels).launch(sequences, steps, channels, parameters, stream);
+    kernel.launch(sequences, steps, channels, parameters, stream);
   }
 
-  /** The name of the kernel a call of this shape runs: for tests. */
-  String kernelName(int sequences, int steps, int channels) {
-    return kernelFor(sequences, steps, channels).name();
-  }
-
-  private CausalConvolutionKernel kernelFor(int sequences, int steps, int channels) {
-    return wholeBlocks != null && wholeBlocks.takesWholeBlocks(sequences, steps, channels)
-        ? wholeBlocks
-        : anyShape;
+  /** The name of the kernel every call runs: for tests. */
+  String kernelName() {
+    return kernel.name();
   }
 
   /**

@@ -40,18 +40,83 @@ class CudaCausalConvolutionGpuTest {
   }
 
   @Test
-  void routesWholeBlocksToTheWgmmaKernelOnComputeCapability90Only() {
-    assertThat(convolution.kernelName(32, 768, 768)).isEqualTo(hopper ? WGMMA : MMA_SYNC);
-    assertThat(convolution.kernelName(64, 128, 4)).isEqualTo(hopper ? WGMMA : MMA_SYNC);
-    assertThat(convolution.kernelName(31, 768, 768)).isEqualTo(MMA_SYNC);
-    assertThat(convolution.kernelName(32, 768, 766)).isEqualTo(MMA_SYNC);
-    assertThat(convolution.kernelName(32, 700, 768)).isEqualTo(MMA_SYNC);
+  void runsTheWgmmaKernelForEveryShapeOnComputeCapability90Only() {
+    assertThat(convolution.kernelName()).isEqualTo(hopper ? WGMMA : MMA_SYNC);
+  }
+
+  @Test
+  void aSequencesBitsDependNeitherOnItsBatchNorOnItsPlaceInIt() {
+    // whole wgmma blocks and partial ones in every dimension, against chunks of 5 sequences (a
+    // sequence lands on another row of another block) and single sequences
+    int[][] shapes = {{64, 256, 12}, {33, 300, 766}};
+    long seed = TestSeeds.seeds()[0];
+    for (int[] shape : shapes) {
+      int sequences = shape[0];
+      int steps = shape[1];
+      int channels = shape[2];
+      Random random = new Random(TestSeeds.mix(seed, sequences, steps, channels));
+      ConvolutionKernel kernel = ConvolutionKernel.of(randomKernel(random, channels, steps));
+      float[] values = randomSequence(random, sequences * steps, channels);
+      float[] whole = convolution.convolve(kernel, 0.125f, values, sequences, steps);
+      String where =
+          "seed " + seed + " " + Arrays.toString(shape) + " on " + convolution.kernelName();
+      for (int chunk : new int[] {5, 1}) {
+        float[] chunked = chunked(kernel, values, sequences, steps, chunk);
+        assertSameBits(chunked, whole, channels, steps, where + ", chunks of " + chunk);
+      }
+    }
+  }
+
+  @Test
+  void aSequencesFirstStepsHaveTheBitsOfItsPrefix() {
+    // T = 700 is a partial block of steps, T = 768 whole ones: the same first 700 outputs
+    int sequences = 32;
+    int channels = 12;
+    Random random = new Random(11);
+    ConvolutionKernel kernel = ConvolutionKernel.of(randomKernel(random, channels, 768));
+    float[] values = randomSequence(random, sequences * 768, channels);
+    float[] prefix = new float[sequences * 700 * channels];
+    for (int s = 0; s < sequences; s++) {
+      System.arraycopy(values, s * 768 * channels, prefix, s * 700 * channels, 700 * channels);
+    }
+    float[] longer = convolution.convolve(kernel, 0f, values, sequences, 768);
+    float[] longerPrefix = new float[prefix.length];
+    for (int s = 0; s < sequences; s++) {
+      System.arraycopy(
+          longer, s * 768 * channels, longerPrefix, s * 700 * channels, 700 * channels);
+    }
+    float[] shorter = convolution.convolve(kernel, 0f, prefix, sequences, 700);
+    assertSameBits(
+        shorter, longerPrefix, channels, 700, "T 700 against T 768 on " + convolution.kernelName());
+  }
+
+  @Test
+  void aNanInOneSequenceChangesNoBitOfAnother() {
+    int sequences = 32;
+    int steps = 256;
+    int channels = 8;
+    Random random = new Random(13);
+    ConvolutionKernel kernel = ConvolutionKernel.of(randomKernel(random, channels, steps));
+    float[] values = randomSequence(random, sequences * steps, channels);
+    float[] clean = convolution.convolve(kernel, 0f, values, sequences, steps);
+    values[(3 * steps + 10) * channels + 2] = Float.NaN;
+    values[(17 * steps + 200) * channels + 5] = Float.POSITIVE_INFINITY;
+    float[] out = convolution.convolve(kernel, 0f, values, sequences, steps);
+    assertThat(out[(3 * steps + 10) * channels + 2]).isNaN();
+    assertThat(out[(17 * steps + 200) * channels + 5]).isInfinite();
+    // the channels the NaN and the infinity reach in their own sequences may run another way
+    for (int t = 0; t < steps; t++) {
+      out[(3 * steps + t) * channels + 2] = clean[(3 * steps + t) * channels + 2];
+      out[(17 * steps + t) * channels + 5] = clean[(17 * steps + t) * channels + 5];
+    }
+    assertSameBits(
+        out, clean, channels, steps, "beside a NaN and an infinity on " + convolution.kernelName());
   }
 
   @Test
   void matchesTheFloat64ReferenceOnTheWgmmaKernelsShapesAndTheirNeighbours() {
     // sequences, steps, channels: whole wgmma blocks (B 32 and 64, T 128, 768 and 4096, C 768 and
-    // 8), then the shapes next to them that go to the mma.sync kernel (B 33, T 700, C 766)
+    // 8), then partial blocks beside them (B 33, T 700, C 766)
     int[][] shapes = {
       {32, 768, 768},
       {64, 128, 8},
@@ -79,12 +144,7 @@ class CudaCausalConvolutionGpuTest {
           sequences,
           steps,
           channels,
-          "seed "
-              + seed
-              + " "
-              + Arrays.toString(shape)
-              + " on "
-              + convolution.kernelName(sequences, steps, channels));
+          "seed " + seed + " " + Arrays.toString(shape) + " on " + convolution.kernelName());
     }
   }
 
@@ -201,6 +261,40 @@ class CudaCausalConvolutionGpuTest {
     assertThat(out[(2 * steps + 10) * channels + 9]).isNaN();
     assertThat(out[(4 * steps + 20) * channels + 7]).isFinite();
     check(w, 0f, values, out, sequences, steps, channels, "non-finite weights, huge input");
+  }
+
+  /** The batch run as calls of {@code chunk} sequences each (the last one shorter). */
+  private static float[] chunked(
+      ConvolutionKernel kernel, float[] values, int sequences, int steps, int chunk) {
+    int floats = steps * kernel.channels();
+    float[] out = new float[values.length];
+    for (int first = 0; first < sequences; first += chunk) {
+      int count = Math.min(chunk, sequences - first);
+      float[] part = Arrays.copyOfRange(values, first * floats, (first + count) * floats);
+      float[] result = convolution.convolve(kernel, 0.125f, part, count, steps);
+      System.arraycopy(result, 0, out, first * floats, result.length);
+    }
+    return out;
+  }
+
+  /** Fails on the first element whose bits differ, naming its sequence, step and channel. */
+  private static void assertSameBits(
+      float[] actual, float[] expected, int channels, int steps, String what) {
+    int i = 0;
+    while (i < expected.length
+        && Float.floatToRawIntBits(actual[i]) == Float.floatToRawIntBits(expected[i])) {
+      i++;
+    }
+    if (i < expected.length) {
+      assertThat(actual[i])
+          .as(
+              "%s: sequence %d, step %d, channel %d",
+              what, i / (steps * channels), i / channels % steps, i % channels)
+          .isEqualTo(expected[i]);
+      assertThat(Float.floatToRawIntBits(actual[i]))
+          .as("%s: raw bits", what)
+          .isEqualTo(Float.floatToRawIntBits(expected[i]));
+    }
   }
 
   private static void check(
