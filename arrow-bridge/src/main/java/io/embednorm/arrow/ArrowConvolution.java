@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
@@ -30,6 +31,12 @@ import org.apache.arrow.vector.complex.ListVector;
 public final class ArrowConvolution {
   /** Floats of sequences handed to the engine at once (each way): 1 GiB. */
   private static final long BATCH_FLOATS = 1L << 28;
+
+  /**
+   * Floats (4 MiB) from which a run of adjacent rows goes to the engine in place rather than with
+   * the gathered rows: enough to carry an engine call's fixed cost.
+   */
+  static final long IN_PLACE_FLOATS = 1L << 20;
 
   private ArrowConvolution() {}
 
@@ -82,7 +89,7 @@ public final class ArrowConvolution {
     }
     FieldVector output = sequences.getField().createVector(allocator);
     try {
-      Float4Vector outputValues = allocate(output, rows, (int) outputStarts[rows], channels);
+      Float4Vector outputValues = allocate(output, allocator, counts, outputStarts, channels);
       for (Map.Entry<Integer, List<Integer>> group : byLength(counts).entrySet()) {
         convolveGroup(
             engine,
@@ -95,7 +102,6 @@ public final class ArrowConvolution {
             outputValues,
             outputStarts);
       }
-      describeRows(output, counts, outputStarts, channels);
       return output;
     } catch (RuntimeException failure) {
       output.close();
@@ -126,7 +132,12 @@ public final class ArrowConvolution {
     return groups;
   }
 
-  /** Convolves the rows of one length in batches of at most {@link #BATCH_FLOATS} floats. */
+  /**
+   * Convolves the rows of one length. A run of at least {@link #IN_PLACE_FLOATS} floats of rows
+   * that follow one another in the input (and so in the output) is read and written in place in the
+   * Arrow buffers; the other rows are gathered into arrays and scattered back. Each engine call
+   * takes at most {@link #BATCH_FLOATS} floats.
+   */
   private static void convolveGroup(
       NormalizationEngine engine,
       ConvolutionKernel kernel,
@@ -139,15 +150,43 @@ public final class ArrowConvolution {
       long[] outputStarts) {
     int rowFloats = count * kernel.channels();
     int perBatch = (int) Math.max(1, Math.min(rows.size(), BATCH_FLOATS / rowFloats));
-    for (int first = 0; first < rows.size(); first += perBatch) {
-      List<Integer> batch = rows.subList(first, Math.min(rows.size(), first + perBatch));
+    long runRows = Math.max(1, IN_PLACE_FLOATS / rowFloats);
+    List<Integer> gathered = new ArrayList<>();
+    for (int first = 0, end; first < rows.size(); first = end) {
+      end = first + 1;
+      while (end < rows.size()
+          && start(sequences, rows.get(end)) == start(sequences, rows.get(end - 1)) + count
+          && outputStarts[rows.get(end)] == outputStarts[rows.get(end - 1)] + count) {
+        end++;
+      }
+      if (end - first < runRows) {
+        gathered.addAll(rows.subList(first, end));
+        continue;
+      }
+      for (int from = first; from < end; from += perBatch) {
+        int row = rows.get(from);
+        int batch = Math.min(perBatch, end - from);
+        int floats = batch * rowFloats;
+        engine.causalConvolution(
+            kernel,
+            eps,
+            floats(
+                values.getDataBuffer(), (long) start(sequences, row) * kernel.channels(), floats),
+            batch,
+            count,
+            floats(outputValues.getDataBuffer(), outputStarts[row] * kernel.channels(), floats));
+      }
+    }
+    for (int first = 0; first < gathered.size(); first += perBatch) {
+      List<Integer> batch = gathered.subList(first, Math.min(gathered.size(), first + perBatch));
       float[] input = new float[batch.size() * rowFloats];
       for (int i = 0; i < batch.size(); i++) {
-        long start = (long) start(sequences, batch.get(i)) * rowFloats / count;
+        long start = (long) start(sequences, batch.get(i)) * kernel.channels();
         floats(values.getDataBuffer(), start, rowFloats).get(input, i * rowFloats, rowFloats);
       }
       float[] result = new float[input.length];
-      engine.causalConvolution(kernel, eps, input, batch.size(), count, result);
+      engine.causalConvolution(
+          kernel, eps, FloatBuffer.wrap(input), batch.size(), count, FloatBuffer.wrap(result));
       for (int i = 0; i < batch.size(); i++) {
         long start = outputStarts[batch.get(i)] * kernel.channels();
         floats(outputValues.getDataBuffer(), start, rowFloats)
@@ -164,50 +203,50 @@ public final class ArrowConvolution {
   }
 
   /**
-   * The output's buffers for {@code steps} steps of {@code channels} values; returns the values.
+   * The output's buffers, loaded without zeroing (the values from the pool of {@link HostOutputs},
+   * whose pages earlier calls touched), and its structure: offsets, every vector's validity and
+   * count. A null row of a fixed-size column keeps its place as zeros; the engine writes every
+   * other value. Returns the values.
    */
-  private static Float4Vector allocate(FieldVector output, int rows, int steps, int channels) {
-    output.setInitialCapacity(rows);
-    output.allocateNew();
-    FixedSizeListVector outputSteps =
-        (FixedSizeListVector) ((BaseListVector) output).getChildrenFromFields().get(0);
-    Float4Vector outputValues = (Float4Vector) outputSteps.getDataVector();
-    while (outputSteps.getValueCapacity() < steps) {
-      outputSteps.reAlloc();
-    }
-    while (outputValues.getValueCapacity() < steps * channels) {
-      outputValues.reAlloc();
-    }
-    return outputValues;
-  }
-
-  /** Sets the rows' offsets and validity, and every vector's count. */
-  private static void describeRows(
-      FieldVector output, int[] counts, long[] outputStarts, int channels) {
-    FixedSizeListVector outputSteps =
-        (FixedSizeListVector) ((BaseListVector) output).getChildrenFromFields().get(0);
-    Float4Vector outputValues = (Float4Vector) outputSteps.getDataVector();
+  private static Float4Vector allocate(
+      FieldVector output,
+      BufferAllocator allocator,
+      int[] counts,
+      long[] outputStarts,
+      int channels) {
     int rows = counts.length;
+    int steps = (int) outputStarts[rows];
+    int floats = steps * channels;
+    FixedSizeListVector outputSteps =
+        (FixedSizeListVector) ((BaseListVector) output).getChildrenFromFields().get(0);
+    Float4Vector outputValues = (Float4Vector) outputSteps.getDataVector();
+    if (output instanceof ListVector) {
+      ListColumn.loadUnzeroed(output, allocator, rows, 4L * (rows + 1));
+      for (int row = 0; row <= rows; row++) {
+        output.getOffsetBuffer().setInt(4L * row, (int) outputStarts[row]);
+      }
+    } else {
+      ListColumn.loadUnzeroed(output, allocator, rows);
+    }
+    ListColumn.loadUnzeroed(outputSteps, allocator, steps);
+    ListColumn.loadUnzeroed(
+        outputValues, allocator, HostOutputs::buffer, floats, (long) floats * Float.BYTES);
+    ArrowBuf valueValidity = outputValues.getValidityBuffer();
+    valueValidity.setZero(0, valueValidity.capacity());
     for (int row = 0; row < rows; row++) {
       long first = outputStarts[row];
+      long end = outputStarts[row + 1];
       if (counts[row] < 0) {
-        output.setNull(row);
+        outputValues
+            .getDataBuffer()
+            .setZero(first * channels * Float.BYTES, (end - first) * channels * Float.BYTES);
         continue;
       }
-      BitRanges.set(outputSteps.getValidityBuffer(), first, first + counts[row]);
-      BitRanges.set(
-          outputValues.getValidityBuffer(), first * channels, (first + counts[row]) * channels);
-      if (output instanceof ListVector list) {
-        list.startNewValue(row);
-        list.endValue(row, counts[row]);
-      } else {
-        ((FixedSizeListVector) output).setNotNull(row);
-      }
+      BitRanges.set(output.getValidityBuffer(), row, row + 1L);
+      BitRanges.set(outputSteps.getValidityBuffer(), first, end);
+      BitRanges.set(valueValidity, first * channels, end * channels);
     }
-    int steps = (int) outputStarts[rows];
-    outputValues.setValueCount(steps * channels);
-    outputSteps.setValueCount(steps);
-    output.setValueCount(rows);
+    return outputValues;
   }
 
   /** Whether a step or an element of a row is null. */

@@ -13,7 +13,9 @@ import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.RowBatch;
 import io.embednorm.engine.TestSeeds;
+import java.nio.FloatBuffer;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Random;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -152,9 +154,106 @@ class ArrowNormalizerConvolutionTest {
     assertThat(allocator.getAllocatedMemory()).as("bytes after the vectors closed").isZero();
   }
 
+  /**
+   * A fixed-size column whose long runs of rows go to the engine in place (slices of the Arrow
+   * buffers) and whose short runs between null rows are gathered into one batch; twice on one
+   * normalizer, so that the second call's output values come from the pool the first one filled:
+   * its null rows must read as zeros with their validity bits clear.
+   */
+  @Test
+  void longRunsGoInPlaceShortOnesAreGatheredAndNullRowsAreZeros() {
+    int steps = 64;
+    int channels = 16;
+    int rows = 2300;
+    Random random = new Random(SEED + 4);
+    System.out.println("longRunsGoInPlace seed " + (SEED + 4));
+    float[][] w = randomKernel(random, channels, steps);
+    ConvolutionStandIn gpu = new ConvolutionStandIn();
+    try (BufferAllocator allocator = new RootAllocator();
+        ArrowNormalizer normalizer = normalizerOn(allocator, gpu, AutoCallRule.NONE)) {
+      int[][] nullRows = {{0, 1100, 1101, 2299}, {5, 1500}};
+      List<List<String>> expected = // sequences a batch
+          List.of(
+              List.of("in place 1099", "in place 1197"), List.of("in place 1494", "gathered 804"));
+      for (int call = 0; call < nullRows.length; call++) {
+        gpu.batches.clear();
+        float[][] sequences = new float[rows][];
+        try (FixedSizeListVector input =
+            fixedColumn(allocator, random, sequences, steps, channels, nullRows[call])) {
+          try (FieldVector output = normalizer.causalConv(input, ConvolutionKernel.of(w), 0f)) {
+            FixedSizeListVector stepsOut =
+                (FixedSizeListVector) ((FixedSizeListVector) output).getDataVector();
+            Float4Vector out = (Float4Vector) stepsOut.getDataVector();
+            int floats = steps * channels;
+            for (int row = 0; row < rows; row++) {
+              float[] got = new float[floats];
+              for (int i = 0; i < floats; i++) {
+                got[i] = out.getDataBuffer().getFloat(4L * (row * floats + i));
+              }
+              if (sequences[row] == null) {
+                assertThat(output.isNull(row)).as("call %d, row %d", call, row).isTrue();
+                assertThat(got).as("call %d, null row %d", call, row).containsOnly(0f);
+                assertThat(out.isNull(row * floats)).isTrue();
+                assertThat(stepsOut.isNull(row * steps)).isTrue();
+                continue;
+              }
+              assertThat(output.isNull(row)).isFalse();
+              assertThat(out.isNull(row * floats + floats - 1)).isFalse();
+              assertThat(firstOutsideBound(w, 0f, sequences[row], steps, got))
+                  .as("seed %d, call %d, row %d", SEED + 4, call, row)
+                  .isEqualTo(-1);
+            }
+          }
+        }
+        assertThat(gpu.batches).as("call %d", call).isEqualTo(expected.get(call));
+      }
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+  }
+
+  /** A fixed-size column of random sequences, null at {@code nullRows}; fills {@code sequences}. */
+  private static FixedSizeListVector fixedColumn(
+      BufferAllocator allocator,
+      Random random,
+      float[][] sequences,
+      int steps,
+      int channels,
+      int[] nullRows) {
+    FixedSizeListVector input = FixedSizeListVector.empty("tokens", steps, allocator);
+    FixedSizeListVector stepVector =
+        (FixedSizeListVector)
+            input
+                .addOrGetVector(FieldType.nullable(new ArrowType.FixedSizeList(channels)))
+                .getVector();
+    stepVector.addOrGetVector(
+        FieldType.nullable(new ArrowType.FloatingPoint(FloatingPointPrecision.SINGLE)));
+    Float4Vector values = (Float4Vector) stepVector.getDataVector();
+    int rows = sequences.length;
+    for (int row = 0; row < rows; row++) {
+      float[] sequence = randomSequence(random, steps, channels);
+      for (int t = 0; t < steps; t++) {
+        stepVector.setNotNull(row * steps + t);
+      }
+      for (int i = 0; i < sequence.length; i++) {
+        values.setSafe(row * steps * channels + i, sequence[i]);
+      }
+      input.setNotNull(row);
+      sequences[row] = sequence;
+    }
+    for (int row : nullRows) {
+      input.setNull(row);
+      sequences[row] = null;
+    }
+    values.setValueCount(rows * steps * channels);
+    stepVector.setValueCount(rows * steps);
+    input.setValueCount(rows);
+    return input;
+  }
+
   /** A GPU stand-in for convolutions: counts the batches, runs the default loops, or fails. */
   private static final class ConvolutionStandIn implements NormalizationEngine {
     final AtomicInteger calls = new AtomicInteger();
+    final List<String> batches = Collections.synchronizedList(new ArrayList<>());
     volatile boolean failing;
 
     @Override
@@ -181,11 +280,12 @@ class ArrowNormalizerConvolutionTest {
     public void causalConvolution(
         ConvolutionKernel kernel,
         float eps,
-        float[] sequences,
+        FloatBuffer sequences,
         int count,
         int steps,
-        float[] output) {
+        FloatBuffer output) {
       calls.incrementAndGet();
+      batches.add((sequences.isDirect() && output.isDirect() ? "in place " : "gathered ") + count);
       if (failing) {
         throw new GpuFaultException("Cannot convolve on the stand-in: told to fail");
       }

@@ -16,6 +16,7 @@ import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.cuda.CudaCausalConvolution;
 import io.embednorm.engine.cuda.CudaContext;
 import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.util.Arrays;
 import java.util.Locale;
 import java.util.Random;
@@ -111,10 +112,26 @@ public final class ConvolutionBenchmark {
         NormalizationEngine gpuEngine = Engines.select(DeviceChoice.GPU).engine()) {
       double cpuMillis =
           medianMillis(
-              3, () -> cpu.causalConvolution(kernel, 0f, values, sequences, steps, result));
+              3,
+              () ->
+                  cpu.causalConvolution(
+                      kernel,
+                      0f,
+                      FloatBuffer.wrap(values),
+                      sequences,
+                      steps,
+                      FloatBuffer.wrap(result)));
       double engineMillis =
           medianMillis(
-              5, () -> gpuEngine.causalConvolution(kernel, 0f, values, sequences, steps, result));
+              5,
+              () ->
+                  gpuEngine.causalConvolution(
+                      kernel,
+                      0f,
+                      FloatBuffer.wrap(values),
+                      sequences,
+                      steps,
+                      FloatBuffer.wrap(result)));
       System.out.printf(
           Locale.ROOT,
           "same batch from Java arrays, median after a warm-up call: gpu engine %.2f ms (copies"

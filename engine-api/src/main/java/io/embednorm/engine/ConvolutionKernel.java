@@ -1,5 +1,6 @@
 package io.embednorm.engine;
 
+import java.nio.FloatBuffer;
 import java.util.Arrays;
 
 /**
@@ -85,6 +86,19 @@ public final class ConvolutionKernel {
    */
   public void copyLagMajor(int lags, float[] destination, int offset) {
     System.arraycopy(lagWeights, 0, destination, offset, lags * channels);
+  }
+
+  /**
+   * Throws unless {@code input} and {@code output} hold exactly {@code count} sequences of {@code
+   * steps} steps of this kernel's channels, {@code output} is writable and the steps fit the
+   * kernel.
+   */
+  public void checkBatch(int count, int steps, FloatBuffer input, FloatBuffer output) {
+    checkBatch(count, steps, input.capacity(), output.capacity());
+    if (output.isReadOnly()) {
+      throw new EmbedNormException(
+          "Cannot convolve " + count + " sequences: the output buffer is read-only");
+    }
   }
 
   /**

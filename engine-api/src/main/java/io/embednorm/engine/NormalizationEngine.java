@@ -1,6 +1,7 @@
 package io.embednorm.engine;
 
 import io.embednorm.engine.spi.HostEncoding;
+import java.nio.FloatBuffer;
 import java.util.List;
 
 /**
@@ -48,24 +49,31 @@ public interface NormalizationEngine extends AutoCloseable {
   /**
    * Writes {@code causal_conv} (docs/SEMANTICS.md, Causal convolution) of {@code count} sequences
    * of {@code steps} steps held one after another in {@code sequences} (sequence s, step t, channel
-   * c at {@code (s * steps + t) * channels + c}) to {@code output} in the same layout. This default
-   * runs the CPU engine's loops one sequence after another on the calling thread.
+   * c at float {@code (s * steps + t) * channels + c}) to {@code output} in the same layout. Both
+   * buffers hold exactly the batch's floats, counted from index 0 whatever their positions; heap
+   * and direct buffers both serve (a slice of an Arrow buffer is read and written in place, with no
+   * copy into the Java heap on a GPU). This default runs the CPU engine's loops one sequence after
+   * another on the calling thread.
    *
-   * @throws EmbedNormException as {@link ConvolutionKernel#checkBatch}
+   * @throws EmbedNormException as {@link ConvolutionKernel#checkBatch}, or when {@code output} is
+   *     read-only
    */
   default void causalConvolution(
       ConvolutionKernel kernel,
       float eps,
-      float[] sequences,
+      FloatBuffer sequences,
       int count,
       int steps,
-      float[] output) {
-    kernel.checkBatch(count, steps, sequences.length, output.length);
+      FloatBuffer output) {
+    kernel.checkBatch(count, steps, sequences, output);
+    float[] input = FloatArrays.readable(sequences);
+    float[] result = FloatArrays.writable(output);
     int floats = steps * kernel.channels();
     CausalConvolution loops = Engines.causalConvolution();
     for (int sequence = 0; sequence < count; sequence++) {
-      loops.convolve(kernel, eps, sequences, sequence * floats, steps, output, sequence * floats);
+      loops.convolve(kernel, eps, input, sequence * floats, steps, result, sequence * floats);
     }
+    FloatArrays.store(result, output);
   }
 
   /**

@@ -5,6 +5,7 @@ import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EncodedRows;
+import io.embednorm.engine.FloatArrays;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.RowBatch;
@@ -236,11 +237,15 @@ public final class CpuEngine implements NormalizationEngine {
   public void causalConvolution(
       ConvolutionKernel kernel,
       float eps,
-      float[] sequences,
+      FloatBuffer sequences,
       int count,
       int steps,
-      float[] output) {
-    CpuConvolutionBatch.run(this, kernel, eps, sequences, count, steps, output);
+      FloatBuffer output) {
+    kernel.checkBatch(count, steps, sequences, output);
+    float[] result = FloatArrays.writable(output);
+    CpuConvolutionBatch.run(
+        this, kernel, eps, FloatArrays.readable(sequences), count, steps, result);
+    FloatArrays.store(result, output);
   }
 
   /** Shuts the pool down; the engine then runs every batch on the calling thread. */

@@ -10,6 +10,9 @@ import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.TestSeeds;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.Test;
@@ -45,7 +48,8 @@ class CpuConvolutionBatchTest {
           float[] output = new float[values.length];
           Arrays.fill(output, Float.NaN);
           try (CpuEngine engine = new CpuEngine(threads)) {
-            engine.causalConvolution(kernel, eps, values, sequences, steps, output);
+            engine.causalConvolution(
+                kernel, eps, FloatBuffer.wrap(values), sequences, steps, FloatBuffer.wrap(output));
           }
           String where = "seed " + seed + " " + Arrays.toString(shape) + ", threads " + threads;
           assertThat(output).as(where).isEqualTo(expected);
@@ -66,15 +70,72 @@ class CpuConvolutionBatchTest {
     ConvolutionKernel kernel = ConvolutionKernel.of(randomKernel(new Random(1), 4, 8));
     try (CpuEngine engine = new CpuEngine(2)) {
       assertThatThrownBy(
-              () -> engine.causalConvolution(kernel, 0f, new float[95], 3, 8, new float[96]))
+              () ->
+                  engine.causalConvolution(
+                      kernel, 0f, FloatBuffer.allocate(95), 3, 8, FloatBuffer.allocate(96)))
           .isInstanceOf(EmbedNormException.class)
           .hasMessage(
               "Cannot convolve 3 sequences of 8 steps of 4 channels: the input holds 95 floats and"
                   + " the output 96, not 96");
       assertThatThrownBy(
-              () -> engine.causalConvolution(kernel, 0f, new float[36], 1, 9, new float[36]))
+              () ->
+                  engine.causalConvolution(
+                      kernel, 0f, FloatBuffer.allocate(36), 1, 9, FloatBuffer.allocate(36)))
           .isInstanceOf(EmbedNormException.class)
           .hasMessageContaining("the kernel has 8 steps");
+      assertThatThrownBy(
+              () ->
+                  engine.causalConvolution(
+                      kernel,
+                      0f,
+                      FloatBuffer.allocate(32),
+                      1,
+                      8,
+                      FloatBuffer.allocate(32).asReadOnlyBuffer()))
+          .isInstanceOf(EmbedNormException.class)
+          .hasMessage("Cannot convolve 1 sequences: the output buffer is read-only");
+    }
+  }
+
+  /**
+   * Slices of direct memory, as the Arrow path passes them: read and written in place, floats
+   * outside the slices untouched, the bits of the heap-array call.
+   */
+  @Test
+  void slicesOfDirectMemoryGiveTheBitsOfArrays() {
+    Random random = new Random(TestSeeds.seeds()[0]);
+    int sequences = 5;
+    int steps = 30;
+    int channels = 40;
+    ConvolutionKernel kernel = ConvolutionKernel.of(randomKernel(random, channels, steps));
+    float[] values = randomSequence(random, sequences * steps, channels);
+    float[] expected = new float[values.length];
+    int floats = values.length;
+    try (CpuEngine engine = new CpuEngine(3)) {
+      engine.causalConvolution(
+          kernel, 0.5f, FloatBuffer.wrap(values), sequences, steps, FloatBuffer.wrap(expected));
+      FloatBuffer memory =
+          ByteBuffer.allocateDirect((3 * floats) * Float.BYTES)
+              .order(ByteOrder.nativeOrder())
+              .asFloatBuffer();
+      memory.put(floats, values);
+      for (int i = 2 * floats; i < 3 * floats; i++) {
+        memory.put(i, -7f);
+      }
+      memory.position(floats / 2);
+      engine.causalConvolution(
+          kernel,
+          0.5f,
+          memory.slice(floats, floats),
+          sequences,
+          steps,
+          memory.slice(2 * floats, floats));
+      float[] got = new float[floats];
+      memory.get(2 * floats, got);
+      assertThat(got).isEqualTo(expected);
+      float[] before = new float[floats];
+      memory.get(0, before);
+      assertThat(before).containsOnly(0f);
     }
   }
 }

@@ -8,6 +8,7 @@ import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.FloatBuffer;
 import jcuda.Pointer;
 import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUmodule;
@@ -120,7 +121,8 @@ public final class CudaCausalConvolution {
     kernel.checkBatch(sequences, steps, values.length, values.length);
     float[] result = new float[values.length];
     context.makeCurrent();
-    CudaConvolutionBatch.run(this, kernel, eps, values, sequences, steps, result);
+    CudaConvolutionBatch.run(
+        this, kernel, eps, FloatBuffer.wrap(values), sequences, steps, FloatBuffer.wrap(result));
     return result;
   }
 

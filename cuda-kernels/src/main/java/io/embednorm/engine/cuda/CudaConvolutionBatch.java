@@ -5,14 +5,18 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.embednorm.engine.ConvolutionKernel;
+import java.nio.FloatBuffer;
 import jcuda.Pointer;
 import jcuda.Sizeof;
+import jcuda.driver.CUdeviceptr;
 import jcuda.driver.CUstream;
 
 /**
- * {@code causal_conv} of a batch of equal-length sequences held in a Java array, on the GPU: the
+ * {@code causal_conv} of a batch of equal-length sequences held in host buffers, on the GPU: the
  * lag-major weights go to the device once, the sequences in chunks of at most {@link #CHUNK_BYTES}
- * each way, one after another through device memory this call allocates and frees.
+ * each way, one after another through device memory this call allocates and frees. A direct
+ * buffer's chunk is copied from and to its own memory; a heap buffer's goes through one chunk-sized
+ * array unless the chunk is the whole array (the driver takes no offset into a Java array).
  */
 final class CudaConvolutionBatch {
   /** Bytes of sequences a chunk moves each way: few launches, little device memory. */
@@ -24,10 +28,10 @@ final class CudaConvolutionBatch {
       CudaCausalConvolution convolution,
       ConvolutionKernel kernel,
       float eps,
-      float[] sequences,
+      FloatBuffer sequences,
       int count,
       int steps,
-      float[] output) {
+      FloatBuffer output) {
     run(convolution, kernel, eps, sequences, count, steps, output, CHUNK_BYTES);
   }
 
@@ -36,10 +40,10 @@ final class CudaConvolutionBatch {
       CudaCausalConvolution convolution,
       ConvolutionKernel kernel,
       float eps,
-      float[] sequences,
+      FloatBuffer sequences,
       int count,
       int steps,
-      float[] output,
+      FloatBuffer output,
       long chunkBytes) {
     int channels = kernel.channels();
     long sequenceBytes = (long) steps * channels * Sizeof.FLOAT;
@@ -54,22 +58,12 @@ final class CudaConvolutionBatch {
         DeviceBuffer result = new DeviceBuffer(bufferBytes, "causal_conv results")) {
       cuMemcpyHtoD(
           weights.pointer(), Pointer.to(lagWeights), lagWeights.length * (long) Sizeof.FLOAT);
-      // A batch of several chunks goes through one chunk-sized array, so that every copy starts
-      // at a Java array's first element (no byte offset into a Java array for the driver).
-      boolean whole = perChunk >= count;
-      int chunkFloats = perChunk * steps * channels;
-      float[] hostChunk = whole ? null : new float[chunkFloats];
+      HostChunk host = new HostChunk(perChunk * steps * channels);
       for (int first = 0; first < count; first += perChunk) {
         int chunk = Math.min(perChunk, count - first);
         int floats = chunk * steps * channels;
         int offset = first * steps * channels;
-        long bytes = (long) floats * Sizeof.FLOAT;
-        if (whole) {
-          cuMemcpyHtoD(input.pointer(), Pointer.to(sequences), bytes);
-        } else {
-          System.arraycopy(sequences, offset, hostChunk, 0, floats);
-          cuMemcpyHtoD(input.pointer(), Pointer.to(hostChunk), bytes);
-        }
+        host.upload(sequences.slice(offset, floats), input.pointer());
         convolution.launch(
             input.pointer(),
             result.pointer(),
@@ -80,13 +74,53 @@ final class CudaConvolutionBatch {
             eps,
             stream);
         cuStreamSynchronize(stream);
-        if (whole) {
-          cuMemcpyDtoH(Pointer.to(output), result.pointer(), bytes);
-        } else {
-          cuMemcpyDtoH(Pointer.to(hostChunk), result.pointer(), bytes);
-          System.arraycopy(hostChunk, 0, output, offset, floats);
-        }
+        host.download(result.pointer(), output.slice(offset, floats));
       }
+    }
+  }
+
+  /** Copies between host views and the device: in place where the driver can take the view. */
+  private static final class HostChunk {
+    private final int capacity;
+    private float[] array;
+
+    HostChunk(int capacity) {
+      this.capacity = capacity;
+    }
+
+    void upload(FloatBuffer view, CUdeviceptr target) {
+      long bytes = (long) view.capacity() * Sizeof.FLOAT;
+      if (view.isDirect()) {
+        cuMemcpyHtoD(target, Pointer.to(view), bytes);
+      } else if (isWholeArray(view)) {
+        cuMemcpyHtoD(target, Pointer.to(view.array()), bytes);
+      } else {
+        view.get(0, array(), 0, view.capacity());
+        cuMemcpyHtoD(target, Pointer.to(array()), bytes);
+      }
+    }
+
+    void download(CUdeviceptr source, FloatBuffer view) {
+      long bytes = (long) view.capacity() * Sizeof.FLOAT;
+      if (view.isDirect()) {
+        cuMemcpyDtoH(Pointer.to(view), source, bytes);
+      } else if (isWholeArray(view)) {
+        cuMemcpyDtoH(Pointer.to(view.array()), source, bytes);
+      } else {
+        cuMemcpyDtoH(Pointer.to(array()), source, bytes);
+        view.put(0, array(), 0, view.capacity());
+      }
+    }
+
+    private float[] array() {
+      if (array == null) {
+        array = new float[capacity];
+      }
+      return array;
+    }
+
+    private static boolean isWholeArray(FloatBuffer view) {
+      return view.hasArray() && view.arrayOffset() == 0 && view.array().length == view.capacity();
     }
   }
 }

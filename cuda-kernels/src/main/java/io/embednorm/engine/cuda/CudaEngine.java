@@ -20,6 +20,7 @@ import io.embednorm.engine.NormalizationEngine;
 import io.embednorm.engine.PipelineSession;
 import io.embednorm.engine.RowBatch;
 import java.nio.ByteBuffer;
+import java.nio.FloatBuffer;
 import java.util.List;
 import java.util.concurrent.ConcurrentLinkedDeque;
 import java.util.concurrent.Semaphore;
@@ -343,12 +344,8 @@ public final class CudaEngine implements NormalizationEngine {
   }
 
   /**
-   * Frees the pooled lanes; lanes of sessions still open are freed when those close. Contexts and
-   * modules live as long as the process. Idempotent.
-   */
-  /**
    * On the tensor cores ({@link CudaCausalConvolution}, loaded on first use), through device memory
-   * the call allocates and frees.
+   * the call allocates and frees; direct buffers are copied to and from the device in place.
    *
    * @throws io.embednorm.engine.GpuOutOfMemoryException when the device has no room for a chunk
    * @throws io.embednorm.engine.GpuFaultException when the driver or the kernel fails
@@ -357,11 +354,11 @@ public final class CudaEngine implements NormalizationEngine {
   public void causalConvolution(
       ConvolutionKernel kernel,
       float eps,
-      float[] sequences,
+      FloatBuffer sequences,
       int count,
       int steps,
-      float[] output) {
-    kernel.checkBatch(count, steps, sequences.length, output.length);
+      FloatBuffer output) {
+    kernel.checkBatch(count, steps, sequences, output);
     if (count == 0 || steps == 0) {
       return;
     }
@@ -382,6 +379,10 @@ public final class CudaEngine implements NormalizationEngine {
     return convolution;
   }
 
+  /**
+   * Frees the pooled lanes; lanes of sessions still open are freed when those close. Contexts and
+   * modules live as long as the process. Idempotent.
+   */
   @Override
   public void close() {
     closed = true;

@@ -8,6 +8,9 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.TestSeeds;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.util.Arrays;
 import java.util.Random;
 import org.junit.jupiter.api.AfterAll;
@@ -18,8 +21,9 @@ import org.junit.jupiter.api.condition.EnabledIf;
 
 /**
  * {@code causal_conv} through the GPU engine ({@link CudaEngine#causalConvolution}) on batches held
- * in Java arrays: every sequence within the float64 reference's bound, and a batch cut into chunks
- * of a few sequences (copies at offsets into the arrays) bit for bit the batch in one chunk.
+ * in Java arrays and in direct memory: every sequence within the float64 reference's bound, and a
+ * batch cut into chunks of a few sequences, or read from and written to slices of direct memory,
+ * bit for bit the batch in one chunk from arrays.
  */
 @Tag("gpu")
 @EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
@@ -60,7 +64,8 @@ class CudaEngineConvolutionGpuTest {
         float[] values = randomSequence(random, sequences * steps, channels);
         float eps = 0.125f;
         float[] whole = new float[values.length];
-        engine.causalConvolution(kernel, eps, values, sequences, steps, whole);
+        engine.causalConvolution(
+            kernel, eps, FloatBuffer.wrap(values), sequences, steps, FloatBuffer.wrap(whole));
         String where = "seed " + seed + " " + Arrays.toString(shape);
         int floats = steps * channels;
         for (int s = 0; s < sequences; s++) {
@@ -76,13 +81,55 @@ class CudaEngineConvolutionGpuTest {
             engine.convolution(),
             kernel,
             eps,
-            values,
+            FloatBuffer.wrap(values),
             sequences,
             steps,
-            chunked,
+            FloatBuffer.wrap(chunked),
             2L * floats * Float.BYTES);
         assertThat(chunked).as(where + ", chunks of 2 sequences").isEqualTo(whole);
+        for (long chunkBytes : new long[] {CudaConvolutionBatch.CHUNK_BYTES, 2L * floats * 4}) {
+          assertThat(inDirectMemory(kernel, eps, values, sequences, steps, chunkBytes))
+              .as("%s, direct memory in chunks of %d bytes", where, chunkBytes)
+              .isEqualTo(whole);
+        }
       }
     }
+  }
+
+  /**
+   * The batch convolved from one slice of direct memory into another, as the Arrow path passes them
+   * (no Java array between host and device), with guard floats around the output slice that must
+   * stay untouched.
+   */
+  private static float[] inDirectMemory(
+      ConvolutionKernel kernel,
+      float eps,
+      float[] values,
+      int sequences,
+      int steps,
+      long chunkBytes) {
+    int floats = values.length;
+    FloatBuffer memory =
+        ByteBuffer.allocateDirect((3 * floats + 2) * Float.BYTES)
+            .order(ByteOrder.nativeOrder())
+            .asFloatBuffer();
+    memory.put(0, values);
+    for (int i = floats; i < memory.capacity(); i++) {
+      memory.put(i, -3f);
+    }
+    CudaConvolutionBatch.run(
+        engine.convolution(),
+        kernel,
+        eps,
+        memory.slice(0, floats),
+        sequences,
+        steps,
+        memory.slice(floats + 1, floats),
+        chunkBytes);
+    assertThat(memory.get(floats)).as("the float before the output").isEqualTo(-3f);
+    assertThat(memory.get(2 * floats + 1)).as("the float after the output").isEqualTo(-3f);
+    float[] result = new float[floats];
+    memory.get(floats + 1, result);
+    return result;
   }
 }
