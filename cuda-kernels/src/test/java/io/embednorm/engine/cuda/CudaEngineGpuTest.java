@@ -875,6 +875,11 @@ class CudaEngineGpuTest {
           .parallel()
           .forEach(
               row -> {
+                if (values[row].length == 0) {
+                  reference[row] = new double[0];
+                  rounded[row] = new short[0];
+                  return;
+                }
                 reference[row] =
                     ReferenceNormalization.apply(
                         op, values[row], normalization.epsilon(), weight, bias);
