@@ -107,31 +107,18 @@ public final class ConvolutionBenchmark {
         flops / milliseconds / 1e6,
         flops / 1e9,
         error);
-    float[] result = new float[values.length];
+    FloatBuffer heapInput = FloatBuffer.wrap(values);
+    FloatBuffer heapOutput = FloatBuffer.wrap(new float[values.length]);
     try (NormalizationEngine cpu = Engines.cpu();
         NormalizationEngine gpuEngine = Engines.select(DeviceChoice.GPU).engine()) {
       double cpuMillis =
           medianMillis(
-              3,
-              () ->
-                  cpu.causalConvolution(
-                      kernel,
-                      0f,
-                      FloatBuffer.wrap(values),
-                      sequences,
-                      steps,
-                      FloatBuffer.wrap(result)));
+              3, () -> cpu.causalConvolution(kernel, 0f, heapInput, sequences, steps, heapOutput));
       double engineMillis =
           medianMillis(
               5,
               () ->
-                  gpuEngine.causalConvolution(
-                      kernel,
-                      0f,
-                      FloatBuffer.wrap(values),
-                      sequences,
-                      steps,
-                      FloatBuffer.wrap(result)));
+                  gpuEngine.causalConvolution(kernel, 0f, heapInput, sequences, steps, heapOutput));
       System.out.printf(
           Locale.ROOT,
           "same batch from Java arrays, median after a warm-up call: gpu engine %.2f ms (copies"
