@@ -5,12 +5,6 @@ import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.NormalizationEngine;
-import java.nio.ByteOrder;
-import java.nio.FloatBuffer;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Map;
-import java.util.TreeMap;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.vector.FieldVector;
@@ -23,21 +17,12 @@ import org.apache.arrow.vector.complex.ListVector;
  * {@code causal_conv} over an Arrow column of sequences (docs/SEMANTICS.md, Causal convolution):
  * {@code List<FixedSizeList<float>>} or {@code FixedSizeList<FixedSizeList<float>>}, each row T
  * steps of C channels, into a new column of the same type and shape. A null row, step or element
- * gives a null row. Rows of equal length go to the engine together, one batch per length (on a GPU,
+ * gives a null row. The rows go to the engine in few batches ({@link ConvolutionBatches}: on a GPU,
  * one launch for many sequences). The caller closes the returned vector; the input and the
  * allocator stay the caller's. {@link ArrowNormalizer#causalConv} runs it on the normalizer's
  * device.
  */
 public final class ArrowConvolution {
-  /** Floats of sequences handed to the engine at once (each way): 1 GiB. */
-  private static final long BATCH_FLOATS = 1L << 28;
-
-  /**
-   * Floats (4 MiB) from which a run of adjacent rows goes to the engine in place rather than with
-   * the gathered rows: enough to carry an engine call's fixed cost.
-   */
-  static final long IN_PLACE_FLOATS = 1L << 20;
-
   private ArrowConvolution() {}
 
   /**
@@ -66,6 +51,7 @@ public final class ArrowConvolution {
     Float4Vector values = (Float4Vector) steps.getDataVector();
     int rows = sequences.getValueCount();
     int[] counts = new int[rows];
+    long[] inputStarts = new long[rows];
     long[] outputStarts = new long[rows + 1];
     boolean fixed = sequences instanceof FixedSizeListVector;
     boolean anyNull = steps.getNullCount() > 0 || values.getNullCount() > 0;
@@ -75,6 +61,7 @@ public final class ArrowConvolution {
       boolean isNull =
           sequences.isNull(row) || anyNull && hasNull(steps, values, first, count, channels);
       counts[row] = isNull ? -1 : count;
+      inputStarts[row] = first;
       outputStarts[row + 1] = outputStarts[row] + (isNull && !fixed ? 0 : count);
     }
     if (outputStarts[rows] * channels > Integer.MAX_VALUE) {
@@ -90,18 +77,16 @@ public final class ArrowConvolution {
     FieldVector output = sequences.getField().createVector(allocator);
     try {
       Float4Vector outputValues = allocate(output, allocator, counts, outputStarts, channels);
-      for (Map.Entry<Integer, List<Integer>> group : byLength(counts).entrySet()) {
-        convolveGroup(
-            engine,
-            kernel,
-            eps,
-            group.getKey(),
-            group.getValue(),
-            sequences,
-            values,
-            outputValues,
-            outputStarts);
-      }
+      new ConvolutionBatches(
+              engine,
+              kernel,
+              eps,
+              values.getDataBuffer(),
+              outputValues.getDataBuffer(),
+              inputStarts,
+              outputStarts,
+              counts)
+          .run();
       return output;
     } catch (RuntimeException failure) {
       output.close();
@@ -119,87 +104,6 @@ public final class ArrowConvolution {
             && list.getChildrenFromFields().get(0) instanceof FixedSizeListVector steps
         ? steps.getDataVector().getValueCount()
         : 0;
-  }
-
-  /** Non-empty rows to convolve, by their number of steps. */
-  private static Map<Integer, List<Integer>> byLength(int[] counts) {
-    Map<Integer, List<Integer>> groups = new TreeMap<>();
-    for (int row = 0; row < counts.length; row++) {
-      if (counts[row] > 0) {
-        groups.computeIfAbsent(counts[row], length -> new ArrayList<>()).add(row);
-      }
-    }
-    return groups;
-  }
-
-  /**
-   * Convolves the rows of one length. A run of at least {@link #IN_PLACE_FLOATS} floats of rows
-   * that follow one another in the input (and so in the output) is read and written in place in the
-   * Arrow buffers; the other rows are gathered into arrays and scattered back. Each engine call
-   * takes at most {@link #BATCH_FLOATS} floats.
-   */
-  private static void convolveGroup(
-      NormalizationEngine engine,
-      ConvolutionKernel kernel,
-      float eps,
-      int count,
-      List<Integer> rows,
-      FieldVector sequences,
-      Float4Vector values,
-      Float4Vector outputValues,
-      long[] outputStarts) {
-    int rowFloats = count * kernel.channels();
-    int perBatch = (int) Math.max(1, Math.min(rows.size(), BATCH_FLOATS / rowFloats));
-    long runRows = Math.max(1, IN_PLACE_FLOATS / rowFloats);
-    List<Integer> gathered = new ArrayList<>();
-    for (int first = 0, end; first < rows.size(); first = end) {
-      end = first + 1;
-      while (end < rows.size()
-          && start(sequences, rows.get(end)) == start(sequences, rows.get(end - 1)) + count
-          && outputStarts[rows.get(end)] == outputStarts[rows.get(end - 1)] + count) {
-        end++;
-      }
-      if (end - first < runRows) {
-        gathered.addAll(rows.subList(first, end));
-        continue;
-      }
-      for (int from = first; from < end; from += perBatch) {
-        int row = rows.get(from);
-        int batch = Math.min(perBatch, end - from);
-        int floats = batch * rowFloats;
-        engine.causalConvolution(
-            kernel,
-            eps,
-            floats(
-                values.getDataBuffer(), (long) start(sequences, row) * kernel.channels(), floats),
-            batch,
-            count,
-            floats(outputValues.getDataBuffer(), outputStarts[row] * kernel.channels(), floats));
-      }
-    }
-    for (int first = 0; first < gathered.size(); first += perBatch) {
-      List<Integer> batch = gathered.subList(first, Math.min(gathered.size(), first + perBatch));
-      float[] input = new float[batch.size() * rowFloats];
-      for (int i = 0; i < batch.size(); i++) {
-        long start = (long) start(sequences, batch.get(i)) * kernel.channels();
-        floats(values.getDataBuffer(), start, rowFloats).get(input, i * rowFloats, rowFloats);
-      }
-      float[] result = new float[input.length];
-      engine.causalConvolution(
-          kernel, eps, FloatBuffer.wrap(input), batch.size(), count, FloatBuffer.wrap(result));
-      for (int i = 0; i < batch.size(); i++) {
-        long start = outputStarts[batch.get(i)] * kernel.channels();
-        floats(outputValues.getDataBuffer(), start, rowFloats)
-            .put(result, i * rowFloats, rowFloats);
-      }
-    }
-  }
-
-  private static FloatBuffer floats(ArrowBuf buffer, long firstFloat, int floats) {
-    return buffer
-        .nioBuffer(firstFloat * Float.BYTES, floats * Float.BYTES)
-        .order(ByteOrder.LITTLE_ENDIAN)
-        .asFloatBuffer();
   }
 
   /**

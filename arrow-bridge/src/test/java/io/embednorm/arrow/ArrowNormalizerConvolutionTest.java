@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
@@ -42,14 +43,14 @@ class ArrowNormalizerConvolutionTest {
   private static final int KERNEL_STEPS = 40;
 
   /** Steps a row: -1 a null row, -2 a row with a null element. */
-  private static final int[] LENGTHS = {5, 0, 40, -1, 5, -2, 40, 1, 5, 33};
+  private static final int[] LENGTHS = {5, 0, 40, -1, 5, -2, 40, 1, 5, 33, 36, 4};
 
   @Test
   void theCpuEngineConvolvesRowsOfMixedLengthsAndKeepsNullAndEmptyRows() {
     System.out.println("ArrowNormalizerConvolutionTest seed " + SEED);
     try (BufferAllocator allocator = new RootAllocator();
         ArrowNormalizer cpu = ArrowNormalizer.create(allocator, DeviceChoice.CPU)) {
-      checkAgainstReference(allocator, cpu, new Random(SEED));
+      checkAgainstReference(allocator, cpu, new Random(SEED), Engines.cpu());
     }
   }
 
@@ -58,11 +59,13 @@ class ArrowNormalizerConvolutionTest {
     try (BufferAllocator allocator = new RootAllocator()) {
       ConvolutionStandIn gpu = new ConvolutionStandIn();
       try (ArrowNormalizer normalizer = normalizerOn(allocator, gpu, AutoCallRule.NONE)) {
-        checkAgainstReference(allocator, normalizer, new Random(SEED + 1));
-        assertThat(gpu.calls.get()).as("batches: lengths 1, 5, 33 and 40").isEqualTo(4);
+        checkAgainstReference(allocator, normalizer, new Random(SEED + 1), Engines.cpu());
+        assertThat(gpu.batches)
+            .as("rows padded to the longest of near lengths: 40, 40, 36, 33; 5, 5, 5, 4; 1")
+            .containsExactly("gathered 4", "gathered 4", "gathered 1");
         gpu.failing = true;
-        checkAgainstReference(allocator, normalizer, new Random(SEED + 2));
-        assertThat(gpu.calls.get()).as("the failed call's first batch").isEqualTo(5);
+        checkAgainstReference(allocator, normalizer, new Random(SEED + 2), Engines.cpu());
+        assertThat(gpu.calls.get()).as("the failed call's first batch").isEqualTo(4);
       }
     }
   }
@@ -73,7 +76,7 @@ class ArrowNormalizerConvolutionTest {
       ConvolutionStandIn gpu = new ConvolutionStandIn();
       try (ArrowNormalizer auto =
           normalizerOn(allocator, gpu, new AutoCallRule(1L << 20, 0, Integer.MAX_VALUE, 1))) {
-        checkAgainstReference(allocator, auto, new Random(SEED + 3));
+        checkAgainstReference(allocator, auto, new Random(SEED + 3), Engines.cpu());
         assertThat(gpu.calls.get()).isZero();
       }
     }
@@ -89,9 +92,16 @@ class ArrowNormalizerConvolutionTest {
         rule);
   }
 
-  /** Convolves a column of {@link #LENGTHS} rows with nulls and checks every row. */
+  /**
+   * Convolves a column of {@link #LENGTHS} rows with nulls and checks every row against the float64
+   * reference and, bit for bit, against the row convolved alone on {@code alone} (which this
+   * closes): batching and padding change no bit.
+   */
   static void checkAgainstReference(
-      BufferAllocator allocator, ArrowNormalizer normalizer, Random random) {
+      BufferAllocator allocator,
+      ArrowNormalizer normalizer,
+      Random random,
+      NormalizationEngine alone) {
     float[][] w = randomKernel(random, CHANNELS, KERNEL_STEPS);
     float eps = 0.5f;
     List<float[]> rows = new ArrayList<>();
@@ -128,7 +138,8 @@ class ArrowNormalizerConvolutionTest {
       values.setValueCount(written * CHANNELS);
       steps.setValueCount(written);
       input.setValueCount(LENGTHS.length);
-      try (FieldVector output = normalizer.causalConv(input, ConvolutionKernel.of(w), eps)) {
+      try (NormalizationEngine closed = alone;
+          FieldVector output = normalizer.causalConv(input, ConvolutionKernel.of(w), eps)) {
         ListVector list = (ListVector) output;
         Float4Vector out =
             (Float4Vector) ((FixedSizeListVector) list.getDataVector()).getDataVector();
@@ -148,6 +159,15 @@ class ArrowNormalizerConvolutionTest {
           assertThat(firstOutsideBound(w, eps, sequence, count, got))
               .as("seed %d, row %d", SEED, row)
               .isEqualTo(-1);
+          float[] single = new float[sequence.length];
+          alone.causalConvolution(
+              ConvolutionKernel.of(w),
+              eps,
+              FloatBuffer.wrap(sequence),
+              1,
+              count,
+              FloatBuffer.wrap(single));
+          assertThat(got).as("row %d against the row alone", row).isEqualTo(single);
         }
       }
     }

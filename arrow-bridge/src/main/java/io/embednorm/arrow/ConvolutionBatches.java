@@ -1,0 +1,162 @@
+package io.embednorm.arrow;
+
+import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.Device;
+import io.embednorm.engine.NormalizationEngine;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import org.apache.arrow.memory.ArrowBuf;
+
+/**
+ * Hands the rows of a {@code causal_conv} column to an engine in few calls. A run of at least
+ * {@link #IN_PLACE_FLOATS} floats of adjacent rows of one length goes in place, as slices of the
+ * Arrow buffers. The other rows are gathered into arrays: on the CPU engine one batch per length;
+ * on a GPU, whose calls cost more than a few padded steps, rows of near lengths share one batch,
+ * each padded with zero steps to the batch's longest ({@link #PADDING}). Padding changes no bit of
+ * a row's output: a step sums only the steps before it, in an order that does not depend on the
+ * steps after it (docs/SEMANTICS.md, Causal convolution). An engine call takes at most {@link
+ * #BATCH_FLOATS} floats.
+ */
+final class ConvolutionBatches {
+  /** Floats of sequences handed to the engine at once (each way): 1 GiB. */
+  static final long BATCH_FLOATS = 1L << 28;
+
+  /**
+   * Floats (4 MiB) from which a run of adjacent rows goes to the engine in place rather than with
+   * the gathered rows: enough to carry an engine call's fixed cost.
+   */
+  static final long IN_PLACE_FLOATS = 1L << 20;
+
+  /** On a GPU, a gathered row joins a batch of up to 5/4 its steps. */
+  static final double PADDING = 1.25;
+
+  private final NormalizationEngine engine;
+  private final ConvolutionKernel kernel;
+  private final float eps;
+  private final ArrowBuf input;
+  private final ArrowBuf output;
+  private final long[] inputStarts;
+  private final long[] outputStarts;
+  private final int[] counts;
+
+  /**
+   * Row {@code r} has {@code counts[r]} steps (0 or less: nothing to convolve) from step {@code
+   * inputStarts[r]} of {@code input}, and goes to step {@code outputStarts[r]} of {@code output}.
+   */
+  ConvolutionBatches(
+      NormalizationEngine engine,
+      ConvolutionKernel kernel,
+      float eps,
+      ArrowBuf input,
+      ArrowBuf output,
+      long[] inputStarts,
+      long[] outputStarts,
+      int[] counts) {
+    this.engine = engine;
+    this.kernel = kernel;
+    this.eps = eps;
+    this.input = input;
+    this.output = output;
+    this.inputStarts = inputStarts;
+    this.outputStarts = outputStarts;
+    this.counts = counts;
+  }
+
+  /** Convolves every row with steps. */
+  void run() {
+    Map<Integer, List<Integer>> byLength = new TreeMap<>(Comparator.reverseOrder());
+    for (int row = 0; row < counts.length; row++) {
+      if (counts[row] > 0) {
+        byLength.computeIfAbsent(counts[row], length -> new ArrayList<>()).add(row);
+      }
+    }
+    List<Integer> gathered = new ArrayList<>();
+    for (Map.Entry<Integer, List<Integer>> group : byLength.entrySet()) {
+      gathered.addAll(runsInPlace(group.getKey(), group.getValue()));
+    }
+    boolean padded = engine.device() == Device.GPU;
+    for (int first = 0, end; first < gathered.size(); first = end) {
+      int steps = counts[gathered.get(first)];
+      long perBatch = Math.max(1, BATCH_FLOATS / ((long) steps * kernel.channels()));
+      end = first + 1;
+      while (end < gathered.size()
+          && end - first < perBatch
+          && (padded
+              ? counts[gathered.get(end)] * PADDING >= steps
+              : counts[gathered.get(end)] == steps)) {
+        end++;
+      }
+      convolveGathered(gathered.subList(first, end), steps);
+    }
+  }
+
+  /**
+   * Convolves the runs of {@code rows} (all of {@code count} steps) long enough to go in place;
+   * returns the others.
+   */
+  private List<Integer> runsInPlace(int count, List<Integer> rows) {
+    int rowFloats = count * kernel.channels();
+    int perBatch = (int) Math.max(1, Math.min(rows.size(), BATCH_FLOATS / rowFloats));
+    long runRows = Math.max(1, IN_PLACE_FLOATS / rowFloats);
+    List<Integer> others = new ArrayList<>();
+    for (int first = 0, end; first < rows.size(); first = end) {
+      end = first + 1;
+      while (end < rows.size() && follows(rows.get(end - 1), rows.get(end), count)) {
+        end++;
+      }
+      if (end - first < runRows) {
+        others.addAll(rows.subList(first, end));
+        continue;
+      }
+      for (int from = first; from < end; from += perBatch) {
+        int row = rows.get(from);
+        int batch = Math.min(perBatch, end - from);
+        engine.causalConvolution(
+            kernel,
+            eps,
+            floats(input, inputStarts[row] * kernel.channels(), batch * rowFloats),
+            batch,
+            count,
+            floats(output, outputStarts[row] * kernel.channels(), batch * rowFloats));
+      }
+    }
+    return others;
+  }
+
+  private boolean follows(int previous, int row, int count) {
+    return inputStarts[row] == inputStarts[previous] + count
+        && outputStarts[row] == outputStarts[previous] + count;
+  }
+
+  /** Convolves {@code rows}, each padded to {@code steps} steps, in one engine call. */
+  private void convolveGathered(List<Integer> rows, int steps) {
+    int channels = kernel.channels();
+    int rowFloats = steps * channels;
+    float[] batch = new float[rows.size() * rowFloats];
+    for (int i = 0; i < rows.size(); i++) {
+      int row = rows.get(i);
+      floats(input, inputStarts[row] * channels, counts[row] * channels)
+          .get(batch, i * rowFloats, counts[row] * channels);
+    }
+    float[] result = new float[batch.length];
+    engine.causalConvolution(
+        kernel, eps, FloatBuffer.wrap(batch), rows.size(), steps, FloatBuffer.wrap(result));
+    for (int i = 0; i < rows.size(); i++) {
+      int row = rows.get(i);
+      floats(output, outputStarts[row] * channels, counts[row] * channels)
+          .put(result, i * rowFloats, counts[row] * channels);
+    }
+  }
+
+  private static FloatBuffer floats(ArrowBuf buffer, long firstFloat, int floats) {
+    return buffer
+        .nioBuffer(firstFloat * Float.BYTES, floats * Float.BYTES)
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .asFloatBuffer();
+  }
+}
