@@ -4,6 +4,7 @@ import io.embednorm.arrow.internal.HostOutputs;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
+import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.NormalizationEngine;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -32,20 +33,22 @@ public final class ArrowConvolution {
   public static FieldVector causalConv(
       FieldVector sequences, ConvolutionKernel kernel, float eps, BufferAllocator allocator) {
     try (NormalizationEngine cpu = Engines.cpu()) {
-      return causalConv(sequences, kernel, eps, allocator, cpu);
+      return causalConv(sequences, kernel, eps, allocator, cpu, null);
     }
   }
 
   /**
    * As {@link #causalConv(FieldVector, ConvolutionKernel, float, BufferAllocator)}, on {@code
-   * engine}.
+   * engine}, the gathered rows through {@code gatherMemory} (pinned memory for a GPU; null: Java
+   * arrays).
    */
   static FieldVector causalConv(
       FieldVector sequences,
       ConvolutionKernel kernel,
       float eps,
       BufferAllocator allocator,
-      NormalizationEngine engine) {
+      NormalizationEngine engine,
+      HostMemory gatherMemory) {
     int channels = kernel.channels();
     FixedSizeListVector steps = steps(sequences, channels);
     Float4Vector values = (Float4Vector) steps.getDataVector();
@@ -85,7 +88,8 @@ public final class ArrowConvolution {
               outputValues.getDataBuffer(),
               inputStarts,
               outputStarts,
-              counts)
+              counts,
+              gatherMemory)
           .run();
       return output;
     } catch (RuntimeException failure) {

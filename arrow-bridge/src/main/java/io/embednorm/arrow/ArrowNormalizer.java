@@ -12,6 +12,7 @@ import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.GpuSettings;
+import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
@@ -184,14 +185,16 @@ public final class ArrowNormalizer implements AutoCloseable {
     if (autoRule.choose(bytes, false) != AutoCallRule.Choice.GPU) {
       engine = cpuFallback();
     }
+    StagingPool staging = gpus.staging();
+    HostMemory pinned = engine.device() == Device.GPU && staging != null ? staging.memory() : null;
     try {
-      return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine);
+      return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine, pinned);
     } catch (GpuFaultException | GpuOutOfMemoryException failure) {
       if (engine.device() != Device.GPU) {
         throw failure;
       }
       try {
-        return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, cpuFallback());
+        return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, cpuFallback(), null);
       } catch (RuntimeException | Error onCpu) {
         onCpu.addSuppressed(failure);
         throw onCpu;

@@ -2,7 +2,9 @@ package io.embednorm.arrow;
 
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
+import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.NormalizationEngine;
+import io.embednorm.engine.PinnedBlock;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
@@ -11,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.arrow.memory.ArrowBuf;
+import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
  * Hands the rows of a {@code causal_conv} column to an engine in few calls. A run of at least
@@ -43,10 +46,13 @@ final class ConvolutionBatches {
   private final long[] inputStarts;
   private final long[] outputStarts;
   private final int[] counts;
+  private final HostMemory gatherMemory;
 
   /**
    * Row {@code r} has {@code counts[r]} steps (0 or less: nothing to convolve) from step {@code
    * inputStarts[r]} of {@code input}, and goes to step {@code outputStarts[r]} of {@code output}.
+   * The gathered rows go through two blocks of {@code gatherMemory} (pinned memory, which a GPU
+   * copies at full speed), or through Java arrays where it is null.
    */
   ConvolutionBatches(
       NormalizationEngine engine,
@@ -56,7 +62,8 @@ final class ConvolutionBatches {
       ArrowBuf output,
       long[] inputStarts,
       long[] outputStarts,
-      int[] counts) {
+      int[] counts,
+      HostMemory gatherMemory) {
     this.engine = engine;
     this.kernel = kernel;
     this.eps = eps;
@@ -65,6 +72,7 @@ final class ConvolutionBatches {
     this.inputStarts = inputStarts;
     this.outputStarts = outputStarts;
     this.counts = counts;
+    this.gatherMemory = gatherMemory;
   }
 
   /** Convolves every row with steps. */
@@ -80,6 +88,8 @@ final class ConvolutionBatches {
       gathered.addAll(runsInPlace(group.getKey(), group.getValue()));
     }
     boolean padded = engine.device() == Device.GPU;
+    List<List<Integer>> batches = new ArrayList<>();
+    long largest = 0;
     for (int first = 0, end; first < gathered.size(); first = end) {
       int steps = counts[gathered.get(first)];
       long perBatch = Math.max(1, BATCH_FLOATS / ((long) steps * kernel.channels()));
@@ -91,7 +101,24 @@ final class ConvolutionBatches {
               : counts[gathered.get(end)] == steps)) {
         end++;
       }
-      convolveGathered(gathered.subList(first, end), steps);
+      batches.add(gathered.subList(first, end));
+      largest = Math.max(largest, (long) (end - first) * steps * kernel.channels());
+    }
+    if (batches.isEmpty()) {
+      return;
+    }
+    if (gatherMemory == null) {
+      for (List<Integer> batch : batches) {
+        int floats = batch.size() * counts[batch.get(0)] * kernel.channels();
+        convolveGathered(batch, FloatBuffer.allocate(floats), FloatBuffer.allocate(floats));
+      }
+      return;
+    }
+    try (PinnedBlock input = gatherMemory.allocate(largest * Float.BYTES);
+        PinnedBlock result = gatherMemory.allocate(largest * Float.BYTES)) {
+      for (List<Integer> batch : batches) {
+        convolveGathered(batch, floatsAt(input, largest), floatsAt(result, largest));
+      }
     }
   }
 
@@ -133,24 +160,38 @@ final class ConvolutionBatches {
         && outputStarts[row] == outputStarts[previous] + count;
   }
 
-  /** Convolves {@code rows}, each padded to {@code steps} steps, in one engine call. */
-  private void convolveGathered(List<Integer> rows, int steps) {
+  /**
+   * Convolves {@code rows}, each padded with zero steps to the first one's length, in one engine
+   * call through {@code batch} and {@code result} (at least as large as the batch).
+   */
+  private void convolveGathered(List<Integer> rows, FloatBuffer batch, FloatBuffer result) {
     int channels = kernel.channels();
+    int steps = counts[rows.get(0)];
     int rowFloats = steps * channels;
-    float[] batch = new float[rows.size() * rowFloats];
+    int floats = rows.size() * rowFloats;
     for (int i = 0; i < rows.size(); i++) {
       int row = rows.get(i);
-      floats(input, inputStarts[row] * channels, counts[row] * channels)
-          .get(batch, i * rowFloats, counts[row] * channels);
+      int rowValues = counts[row] * channels;
+      batch.put(i * rowFloats, floats(input, inputStarts[row] * channels, rowValues), 0, rowValues);
+      for (int padding = i * rowFloats + rowValues; padding < (i + 1) * rowFloats; padding++) {
+        batch.put(padding, 0f);
+      }
     }
-    float[] result = new float[batch.length];
     engine.causalConvolution(
-        kernel, eps, FloatBuffer.wrap(batch), rows.size(), steps, FloatBuffer.wrap(result));
+        kernel, eps, batch.slice(0, floats), rows.size(), steps, result.slice(0, floats));
     for (int i = 0; i < rows.size(); i++) {
       int row = rows.get(i);
-      floats(output, outputStarts[row] * channels, counts[row] * channels)
-          .put(result, i * rowFloats, counts[row] * channels);
+      int rowValues = counts[row] * channels;
+      floats(output, outputStarts[row] * channels, rowValues)
+          .put(0, result, i * rowFloats, rowValues);
     }
+  }
+
+  /** The first {@code floats} floats of {@code block}. */
+  private static FloatBuffer floatsAt(PinnedBlock block, long floats) {
+    return MemoryUtil.directBuffer(block.address(), Math.toIntExact(floats * Float.BYTES))
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .asFloatBuffer();
   }
 
   private static FloatBuffer floats(ArrowBuf buffer, long firstFloat, int floats) {

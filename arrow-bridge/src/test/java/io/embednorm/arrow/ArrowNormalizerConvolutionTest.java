@@ -5,6 +5,7 @@ import static io.embednorm.engine.CausalConvolutionReference.randomKernel;
 import static io.embednorm.engine.CausalConvolutionReference.randomSequence;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
@@ -62,10 +63,43 @@ class ArrowNormalizerConvolutionTest {
         checkAgainstReference(allocator, normalizer, new Random(SEED + 1), Engines.cpu());
         assertThat(gpu.batches)
             .as("rows padded to the longest of near lengths: 40, 40, 36, 33; 5, 5, 5, 4; 1")
-            .containsExactly("gathered 4", "gathered 4", "gathered 1");
+            .containsExactly("heap 4", "heap 4", "heap 1");
         gpu.failing = true;
         checkAgainstReference(allocator, normalizer, new Random(SEED + 2), Engines.cpu());
         assertThat(gpu.calls.get()).as("the failed call's first batch").isEqualTo(4);
+      }
+    }
+  }
+
+  /**
+   * With pinned memory for its staging (here C-heap blocks counted as pinned, filled with NaN
+   * bytes), a GPU gets the gathered rows in direct buffers over two blocks of it, the padding
+   * zeroed (a NaN there would send a GPU's rows to the plain multiply-adds, other bits), every row
+   * with the bits it has alone, and every block back when the call returns.
+   */
+  @Test
+  void gatheredRowsGoThroughPinnedBlocksOnAGpu() {
+    CountingHostMemory memory = new CountingHostMemory();
+    memory.poisonNewBlocks();
+    try (BufferAllocator allocator = new RootAllocator()) {
+      ConvolutionStandIn gpu = new ConvolutionStandIn();
+      try (ArrowNormalizer normalizer =
+          new ArrowNormalizer(
+              allocator,
+              DeviceEngines.ofGpus(
+                  List.of(gpu),
+                  "the test engine",
+                  List.of(new StagingPool(memory, 1L << 20, 8L << 20))),
+              ArrowNormalizer.DEFAULT_CHUNK_BYTES,
+              1L << 20,
+              AutoCallRule.NONE)) {
+        checkAgainstReference(allocator, normalizer, new Random(SEED + 5), Engines.cpu());
+        assertThat(gpu.batches).containsExactly("direct 4", "direct 4", "direct 1");
+        assertThat(gpu.sawNonFinite).as("a NaN in a batch: padding not zeroed").isFalse();
+        assertThat(memory.allocatedBytes()).as("pinned bytes after the call").isZero();
+        assertThat(memory.peakBytes())
+            .as("two blocks of the largest batch: 4 rows of 40 steps")
+            .isEqualTo(2L * 4 * 40 * CHANNELS * Float.BYTES);
       }
     }
   }
@@ -193,8 +227,7 @@ class ArrowNormalizerConvolutionTest {
         ArrowNormalizer normalizer = normalizerOn(allocator, gpu, AutoCallRule.NONE)) {
       int[][] nullRows = {{0, 1100, 1101, 2299}, {5, 1500}};
       List<List<String>> expected = // sequences a batch
-          List.of(
-              List.of("in place 1099", "in place 1197"), List.of("in place 1494", "gathered 804"));
+          List.of(List.of("direct 1099", "direct 1197"), List.of("direct 1494", "heap 804"));
       for (int call = 0; call < nullRows.length; call++) {
         gpu.batches.clear();
         float[][] sequences = new float[rows][];
@@ -275,6 +308,7 @@ class ArrowNormalizerConvolutionTest {
     final AtomicInteger calls = new AtomicInteger();
     final List<String> batches = Collections.synchronizedList(new ArrayList<>());
     volatile boolean failing;
+    volatile boolean sawNonFinite;
 
     @Override
     public Device device() {
@@ -305,7 +339,10 @@ class ArrowNormalizerConvolutionTest {
         int steps,
         FloatBuffer output) {
       calls.incrementAndGet();
-      batches.add((sequences.isDirect() && output.isDirect() ? "in place " : "gathered ") + count);
+      batches.add((sequences.isDirect() && output.isDirect() ? "direct " : "heap ") + count);
+      for (int i = 0; i < sequences.capacity(); i++) {
+        sawNonFinite |= !Float.isFinite(sequences.get(i));
+      }
       if (failing) {
         throw new GpuFaultException("Cannot convolve on the stand-in: told to fail");
       }

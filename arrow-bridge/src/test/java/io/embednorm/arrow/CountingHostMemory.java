@@ -3,6 +3,7 @@ package io.embednorm.arrow;
 import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.HostPin;
 import io.embednorm.engine.PinnedBlock;
+import java.nio.ByteBuffer;
 import java.util.Map;
 import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.atomic.AtomicLong;
@@ -17,10 +18,24 @@ final class CountingHostMemory implements HostMemory {
   private final AtomicLong allocated = new AtomicLong();
   private final AtomicLong peak = new AtomicLong();
   private final ConcurrentSkipListMap<Long, Long> blocks = new ConcurrentSkipListMap<>();
+  private volatile boolean poisoned;
+
+  /**
+   * New blocks come filled with 0xFF bytes (NaN as floats), as a reused block may hold anything.
+   */
+  void poisonNewBlocks() {
+    poisoned = true;
+  }
 
   @Override
   public PinnedBlock allocate(long bytes) {
     long address = MemoryUtil.allocateMemory(bytes);
+    if (poisoned) {
+      ByteBuffer block = MemoryUtil.directBuffer(address, Math.toIntExact(bytes));
+      for (int i = 0; i < bytes; i++) {
+        block.put(i, (byte) 0xFF);
+      }
+    }
     peak.accumulateAndGet(allocated.addAndGet(bytes), Math::max);
     blocks.put(address, address + bytes);
     return new PinnedBlock() {
