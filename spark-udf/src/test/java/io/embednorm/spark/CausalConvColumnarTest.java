@@ -8,6 +8,7 @@ import io.embednorm.engine.CausalConvolutionReference;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.TestSeeds;
+import io.embednorm.spark.catalyst.CausalConvExpression;
 import io.embednorm.spark.execution.EmbedNormProjectExec;
 import io.embednorm.spark.internal.TaskAllocators;
 import java.nio.file.Path;
@@ -18,12 +19,16 @@ import java.util.Random;
 import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.SparkSession;
+import org.apache.spark.sql.catalyst.expressions.Attribute;
+import org.apache.spark.sql.catalyst.expressions.Expression;
 import org.apache.spark.sql.execution.ExplainMode;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import scala.collection.immutable.Seq;
+import scala.jdk.javaapi.CollectionConverters;
 
 /**
  * {@code causal_conv} in the columnar operator on the CPU engine (docs/SEMANTICS.md, Causal
@@ -227,6 +232,25 @@ class CausalConvColumnarTest {
           .contains(query[1])
           .doesNotContain("EmbedNormProject");
     }
+  }
+
+  /** As for the other functions, the note is for people: the call is the same to Spark. */
+  @Test
+  void thePlacementNoteChangesOnlyTheStringForm() {
+    Seq<Attribute> columns = spark.table("sequence_files").queryExecution().analyzed().output();
+    List<Expression> arguments = new ArrayList<>();
+    for (Attribute column : CollectionConverters.asJava(columns)) {
+      if (column.name().equals("s") || column.name().equals("w")) {
+        arguments.add(column);
+      }
+    }
+    CausalConvExpression plain =
+        new CausalConvExpression(CollectionConverters.asScala(arguments).toSeq());
+    CausalConvExpression annotated = plain.withPlacementNote("CPU row path: why");
+    assertThat(annotated.toString()).isEqualTo(plain + " [CPU row path: why]");
+    assertThat(annotated.sql()).isEqualTo(plain.sql());
+    assertThat(annotated.semanticEquals(plain)).isTrue();
+    assertThat(annotated.canonicalized()).isEqualTo(plain.canonicalized());
   }
 
   /** The call now runs on the device, so gpu without one fails at analysis as the others do. */
