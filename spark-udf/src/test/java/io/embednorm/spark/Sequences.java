@@ -24,10 +24,10 @@ final class Sequences {
   private Sequences() {}
 
   /**
-   * {@code rows} random sequences of {@code channels} channels, steps × C step-major, or null for a
-   * null sequence: lengths 0 to {@code kernelSteps} (several in every batch, empty ones included),
-   * and one row in ten null, one in twenty with a null step, one in twenty with a null element
-   * (both made null in {@link #frame}; see {@link #nulls}).
+   * {@code rows} random sequences of {@code channels} channels ({@code [step][channel]}), of 0 to
+   * {@code kernelSteps} steps (a quarter of them 0 to 2, so that every batch holds empty, short and
+   * long ones); one row in ten null, one in twenty with a null step, one in twenty with a null
+   * element (the rows {@link #nulls} names, whose result is null).
    */
   static List<Float[][]> randomRows(Random random, int rows, int channels, int kernelSteps) {
     List<Float[][]> result = new ArrayList<>();
