@@ -5,14 +5,22 @@ import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
+import org.apache.spark.sql.types.DataType;
+import org.apache.spark.sql.types.DataTypes;
 
 /**
  * {@code causal_conv} on Spark's row values (docs/SEMANTICS.md, Causal convolution): reads a
  * sequence ({@code array<array<float>>}, steps × channels) and the kernel (channels × kernel
- * steps), runs the CPU engine's loops and builds the result. Nulls anywhere give null.
+ * steps), runs the CPU engine's loops and builds the result. Nulls anywhere give null. The row
+ * path; the columnar operator runs a projection's calls over a column with a constant kernel a
+ * batch at a time ({@link SparkSequences}, {@link ColumnConvolution}).
  */
 public final class CausalConvolutions {
   public static final String NAME = "causal_conv";
+
+  /** The SQL type of a result: {@code array<array<float>>}, no null step or element. */
+  public static final DataType RESULT_TYPE =
+      DataTypes.createArrayType(DataTypes.createArrayType(DataTypes.FloatType, false), false);
 
   private CausalConvolutions() {}
 
@@ -57,15 +65,7 @@ public final class CausalConvolutions {
       }
       ArrayData step = sequence.getArray(t);
       if (step.numElements() != channels) {
-        throw new EmbedNormException(
-            "Cannot convolve a sequence with "
-                + NAME
-                + ": step "
-                + t
-                + " has "
-                + step.numElements()
-                + " channels where the kernel has "
-                + channels);
+        throw stepWidthFailure(t, step.numElements(), channels);
       }
       if (hasNull(step)) {
         return null;
@@ -83,6 +83,22 @@ public final class CausalConvolutions {
       result[t] = ArrayData.toArrayData(step);
     }
     return new GenericArrayData(result);
+  }
+
+  /**
+   * The failure for step {@code step} of a sequence having {@code width} channels where the kernel
+   * has {@code channels}: one line, the same on the row path and in the columnar operator.
+   */
+  static EmbedNormException stepWidthFailure(int step, int width, int channels) {
+    return new EmbedNormException(
+        "Cannot convolve a sequence with "
+            + NAME
+            + ": step "
+            + step
+            + " has "
+            + width
+            + " channels where the kernel has "
+            + channels);
   }
 
   private static boolean hasNull(ArrayData values) {

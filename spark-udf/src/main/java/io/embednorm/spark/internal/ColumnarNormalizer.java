@@ -23,7 +23,9 @@ import org.slf4j.LoggerFactory;
  * The work of the columnar operator in one task: for each batch, copies the input columns of the
  * chains into Arrow (once per input column), runs each chain through the executor's {@link
  * ArrowNormalizer} (on a GPU, a chain's intermediates stay on the device), and copies the results
- * into Spark {@link OnHeapColumnVector}s, one per chain, reused for every batch of the task.
+ * into Spark {@link OnHeapColumnVector}s, one per chain, reused for every batch of the task. The
+ * projection's {@code causal_conv} calls go the same way, one {@link ArrowNormalizer#causalConv}
+ * call per call and batch, their sequence columns copied by {@link SparkSequences}.
  *
  * <p>The copy out of Arrow pays for itself: Spark's row conversion, which reads every element of
  * the results, reads an on-heap vector several times faster than an {@link
@@ -44,6 +46,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(ColumnarNormalizer.class);
 
   private final List<ColumnChain> chains;
+  private final List<ColumnConvolution> convolutions;
   private final DeviceChoice device;
   private final int concurrentGpuTasks;
   private final TaskContext task;
@@ -58,29 +61,35 @@ public final class ColumnarNormalizer implements AutoCloseable {
    * completes).
    */
   public ColumnarNormalizer(
-      List<ColumnChain> chains, DeviceChoice device, int concurrentGpuTasks, TaskContext task) {
+      List<ColumnChain> chains,
+      List<ColumnConvolution> convolutions,
+      DeviceChoice device,
+      int concurrentGpuTasks,
+      TaskContext task) {
     this.chains = List.copyOf(chains);
+    this.convolutions = List.copyOf(convolutions);
     this.device = device;
     this.concurrentGpuTasks = concurrentGpuTasks;
     this.task = task;
     this.allocator = TaskAllocators.forTask(task);
-    this.outputs = new OnHeapColumnVector[this.chains.size()];
+    this.outputs = new OnHeapColumnVector[this.chains.size() + this.convolutions.size()];
     this.inputs = new InputVectors(allocator);
     this.results = new ResultBlocks(allocator);
   }
 
   /**
-   * Normalizes the chains' columns of {@code batch}, overwriting the previous batch's results, and
-   * adds what the normalizer did to {@code metrics}.
+   * Normalizes the chains' columns of {@code batch} and convolves the convolutions', overwriting
+   * the previous batch's results, and adds what the normalizer did to {@code metrics}.
    *
-   * @return the result columns, one per chain in order, and what the batch cost
+   * @return the result columns, one per chain in order, then one per convolution in order, and what
+   *     the batch cost
    */
   public BatchResult normalize(ColumnarBatch batch, NormalizationMetrics metrics) {
     BatchTimes times = new BatchTimes();
     Map<Integer, ListVector> copied = new HashMap<>();
     long copiedBytes = 0;
     boolean fellBack = false;
-    ColumnVector[] columns = new ColumnVector[chains.size()];
+    ColumnVector[] columns = new ColumnVector[outputs.length];
     for (int i = 0; i < chains.size(); i++) {
       ColumnChain chain = chains.get(i);
       ListVector input = copied.get(chain.inputOrdinal());
@@ -101,6 +110,24 @@ public final class ColumnarNormalizer implements AutoCloseable {
         warnOnce(chain, chainMetrics.cpuFallbackReason());
       }
       columns[i] = toSpark(i, chain, result, times);
+    }
+    // Copied once per input column and kernel width: a later call's kernel checks the lengths in
+    // the engine, with the same line
+    Map<List<Integer>, ListVector> copiedSequences = new HashMap<>();
+    for (int i = 0; i < convolutions.size(); i++) {
+      ColumnConvolution convolution = convolutions.get(i);
+      List<Integer> key = List.of(convolution.inputOrdinal(), convolution.channels());
+      ListVector input = copiedSequences.get(key);
+      if (input == null) {
+        input = inputs.copySequences(batch, convolution, times);
+        copiedSequences.put(key, input);
+        copiedBytes += input.getBufferSize();
+      }
+      ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
+      long started = System.nanoTime();
+      FieldVector result = normalizer.causalConv(input, convolution.kernel(), convolution.eps());
+      times.addConvolution(System.nanoTime() - started);
+      columns[chains.size() + i] = convolvedToSpark(chains.size() + i, convolution, result, times);
     }
     return new BatchResult(columns, copiedBytes, fellBack, times);
   }
@@ -150,6 +177,28 @@ public final class ColumnarNormalizer implements AutoCloseable {
                 Math.max(result.getValueCount(), 1), DataTypes.createArrayType(element, true));
       }
       return SparkArrays.toSpark((ListVector) result, chain.width(), outputs[index]);
+    } finally {
+      long freeing = System.nanoTime();
+      times.addOutput(freeing - copying);
+      result.close();
+      times.addAllocation(System.nanoTime() - freeing);
+    }
+  }
+
+  /**
+   * Copies {@code result}, a {@code causal_conv} result, into the {@code index}-th result vector
+   * (an {@code array<array<float>>}, created on the task's first batch) and frees it.
+   */
+  private ColumnVector convolvedToSpark(
+      int index, ColumnConvolution convolution, FieldVector result, BatchTimes times) {
+    long copying = System.nanoTime();
+    try {
+      if (outputs[index] == null) {
+        outputs[index] =
+            new OnHeapColumnVector(
+                Math.max(result.getValueCount(), 1), CausalConvolutions.RESULT_TYPE);
+      }
+      return SparkSequences.toSpark((ListVector) result, convolution.channels(), outputs[index]);
     } finally {
       long freeing = System.nanoTime();
       times.addOutput(freeing - copying);

@@ -97,7 +97,9 @@ public final class FunctionDocumentation {
             + " sequence gives an empty one; a step of another width than C fails the query.\n"
             + "      * w - the kernel, an array<array<float>>: C channels of T_w >= T weights each"
             + " (w[c][j], the RWKV article's layout); the weight for lag L = t - u is"
-            + " w[c][T_w - 1 - L]. A constant or a column.\n"
+            + " w[c][T_w - 1 - L]. A constant (over a column, with a constant eps, the call then"
+            + " runs in the columnar operator on spark.embednorm.device, a batch at a time) or a"
+            + " column (the CPU row path, row by row).\n"
             + "      * eps - a float added to every output (default 0).\n  ";
     StringBuilder examples = new StringBuilder("\n    Examples:\n");
     example(

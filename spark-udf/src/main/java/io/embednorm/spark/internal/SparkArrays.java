@@ -100,7 +100,7 @@ public final class SparkArrays {
    * Gives {@code list} room for {@code rows} rows (new buffers only where it has too little) and
    * marks them null, so that the copy sets the valid ones; offset 0 stays 0.
    */
-  private static void reserveRows(ListVector list, int rows, BatchTimes times) {
+  static void reserveRows(ListVector list, int rows, BatchTimes times) {
     if (list.getValueCapacity() < rows || list.getOffsetBuffer().capacity() == 0) {
       long allocating = System.nanoTime();
       list.clear();
@@ -197,6 +197,64 @@ public final class SparkArrays {
         target.putDoubles(done, piece, doubles, 0);
       }
     }
+  }
+
+  /**
+   * {@code elements} with room for {@code total} elements, all valid: its buffers where large
+   * enough, else new ones an eighth larger, loaded without Arrow's zeroing (allocateNew zeroes
+   * them): every element is written by the copy, and zeroing 12 MiB per Spark batch cost as much as
+   * a third of the operator's time on a 16-core host. Adds the time spent allocating to {@code
+   * times}.
+   */
+  static BaseFixedWidthVector elementRoom(
+      BaseFixedWidthVector elements, int total, ElementWidth width, BatchTimes times) {
+    int count = Math.max(total, 1);
+    // Not BitVectorHelper.getValidityBufferSize: Arrow 19 (Spark 4.2) renamed it.
+    long validityBytes = DataSizeRoundingUtil.divideBy8Ceil(count);
+    if (elements.getDataBuffer().capacity() >= (long) count * width.bytes()
+        && elements.getValidityBuffer().capacity() >= validityBytes) {
+      elements.getValidityBuffer().setOne(0, validityBytes);
+      return elements;
+    }
+    long started = System.nanoTime();
+    BufferAllocator allocator = elements.getAllocator();
+    int room = (int) Math.min(Integer.MAX_VALUE, count + (long) count / 8);
+    try (ArrowBuf validity = allocator.buffer(DataSizeRoundingUtil.divideBy8Ceil(room));
+        ArrowBuf data = allocator.buffer((long) room * width.bytes())) {
+      validity.setOne(0, validity.capacity());
+      elements.loadFieldBuffers(new ArrowFieldNode(room, 0), List.of(validity, data));
+    }
+    times.addAllocation(System.nanoTime() - started);
+    return elements;
+  }
+
+  /**
+   * Copies {@code count} elements of {@code source} from {@code sourceStart} to {@code address}: in
+   * one copy where {@link SparkVectorMemory} reaches the vector's memory, else in pieces.
+   */
+  static void copyElements(
+      ColumnVector source, int sourceStart, int count, ElementWidth width, long address) {
+    if (SparkVectorMemory.copy(source, sourceStart, count, width.bytes(), address)) {
+      return;
+    }
+    for (int done = 0; done < count; done += COPY_ELEMENTS) {
+      int piece = Math.min(COPY_ELEMENTS, count - done);
+      Object values =
+          width == ElementWidth.FLOAT
+              ? source.getFloats(sourceStart + done, piece)
+              : source.getDoubles(sourceStart + done, piece);
+      copyArray(values, piece, width, address + (long) done * width.bytes());
+    }
+  }
+
+  /**
+   * Copies the first {@code count} values of {@code values}, a float[] or double[], to {@code
+   * address}.
+   */
+  static void copyArray(Object values, int count, ElementWidth width, long address) {
+    long offset =
+        width == ElementWidth.FLOAT ? Platform.FLOAT_ARRAY_OFFSET : Platform.DOUBLE_ARRAY_OFFSET;
+    Platform.copyMemory(values, offset, null, address, (long) count * width.bytes());
   }
 
   /** The element type of a column, by its byte width. */
@@ -301,54 +359,22 @@ public final class SparkArrays {
       return offset(row + 1) - offset(row);
     }
 
-    /**
-     * The element vector with room for {@code total} elements, all valid: its buffers where large
-     * enough, else new ones an eighth larger, loaded without Arrow's zeroing (allocateNew zeroes
-     * them): every element is written by the copy, and zeroing 12 MiB per Spark batch cost as much
-     * as a third of the operator's time on a 16-core host.
-     */
     private BaseFixedWidthVector allocateElements(int total) {
-      BaseFixedWidthVector elements = (BaseFixedWidthVector) list.getDataVector();
-      int count = Math.max(total, 1);
-      // Not BitVectorHelper.getValidityBufferSize: Arrow 19 (Spark 4.2) renamed it.
-      long validityBytes = DataSizeRoundingUtil.divideBy8Ceil(count);
-      if (elements.getDataBuffer().capacity() >= (long) count * width.bytes()
-          && elements.getValidityBuffer().capacity() >= validityBytes) {
-        elements.getValidityBuffer().setOne(0, validityBytes);
-        return elements;
-      }
-      long started = System.nanoTime();
-      BufferAllocator allocator = elements.getAllocator();
-      int room = (int) Math.min(Integer.MAX_VALUE, count + (long) count / 8);
-      try (ArrowBuf validity = allocator.buffer(DataSizeRoundingUtil.divideBy8Ceil(room));
-          ArrowBuf data = allocator.buffer((long) room * width.bytes())) {
-        validity.setOne(0, validity.capacity());
-        elements.loadFieldBuffers(new ArrowFieldNode(room, 0), List.of(validity, data));
-      }
-      times.addAllocation(System.nanoTime() - started);
-      return elements;
+      return elementRoom((BaseFixedWidthVector) list.getDataVector(), total, width, times);
     }
 
     private void copyRange(
         ColumnVector source, int sourceStart, int count, BaseFixedWidthVector target, int at) {
-      long address = target.getDataBuffer().memoryAddress() + (long) at * width.bytes();
-      if (SparkVectorMemory.copy(source, sourceStart, count, width.bytes(), address)) {
-        return;
-      }
-      for (int done = 0; done < count; done += COPY_ELEMENTS) {
-        int piece = Math.min(COPY_ELEMENTS, count - done);
-        Object values =
-            width == ElementWidth.FLOAT
-                ? source.getFloats(sourceStart + done, piece)
-                : source.getDoubles(sourceStart + done, piece);
-        copyArray(values, piece, address + (long) done * width.bytes());
-      }
+      copyElements(
+          source,
+          sourceStart,
+          count,
+          width,
+          target.getDataBuffer().memoryAddress() + (long) at * width.bytes());
     }
 
     private void copyArray(Object values, int count, long address) {
-      long offset =
-          width == ElementWidth.FLOAT ? Platform.FLOAT_ARRAY_OFFSET : Platform.DOUBLE_ARRAY_OFFSET;
-      Platform.copyMemory(values, offset, null, address, (long) count * width.bytes());
+      SparkArrays.copyArray(values, count, width, address);
     }
 
     private void finish(int rows, int total) {

@@ -20,6 +20,7 @@ class DeviceCheckRule(session: SparkSession) extends (LogicalPlan => Unit) {
       node.expressions.foreach(_.foreach {
         case expression: EmbedNormExpression => functions += expression.prettyName
         case expression: LpNormalizeExpression => functions += expression.prettyName
+        case expression: CausalConvExpression => functions += expression.prettyName
         case _ =>
       })
     }

@@ -1,14 +1,15 @@
 package io.embednorm.spark.execution
 
 import scala.jdk.CollectionConverters._
+import scala.util.control.NonFatal
 
-import io.embednorm.engine.Normalization
-import io.embednorm.spark.catalyst.{EmbedNormExpression, EncodeExpression, VectorNormExpression}
-import io.embednorm.spark.internal.ColumnChain
+import io.embednorm.engine.{ConvolutionKernel, Normalization}
+import io.embednorm.spark.catalyst.{CausalConvExpression, EmbedNormExpression, EncodeExpression, VectorNormExpression}
+import io.embednorm.spark.internal.{CausalConvolutions, ColumnChain, ColumnConvolution}
 import io.embednorm.spark.internal.SparkArrays.ElementWidth
 import org.apache.spark.sql.catalyst.expressions.{Alias, Attribute, Cast, Expression, NamedExpression}
-import org.apache.spark.sql.catalyst.util.toPrettySQL
-import org.apache.spark.sql.types.{ArrayType, DoubleType, FloatType}
+import org.apache.spark.sql.catalyst.util.{toPrettySQL, ArrayData}
+import org.apache.spark.sql.types.{ArrayType, DataType, DoubleType, FloatType}
 
 /** One output column of the columnar operator. */
 sealed trait OutputColumn extends Serializable
@@ -19,22 +20,30 @@ case class PassThrough(childOrdinal: Int) extends OutputColumn
 /** The result of `chain`, the `chainIndex`-th chain of the operator. */
 case class Normalized(chainIndex: Int, chain: ColumnChain) extends OutputColumn
 
+/** The result of `convolution`, the `convolutionIndex`-th `causal_conv` of the operator. */
+case class Convolved(convolutionIndex: Int, convolution: ColumnConvolution) extends OutputColumn
+
 /**
  * Decides whether a projection can run in the columnar operator, and if not, why. It can when
- * every projected expression is an attribute of the child (or an alias of one), or an embednorm
+ * every projected expression is an attribute of the child (or an alias of one), an embednorm
  * function applied, possibly nested (`l2_normalize(rms_norm(x))`), to an attribute of
- * `array<float>` or `array<double>`. Constant arguments are guaranteed by analysis.
+ * `array<float>` or `array<double>` (constant arguments are guaranteed by analysis), or
+ * `causal_conv` of an `array<array<float>>` attribute with a constant kernel and eps.
  */
 object ColumnarProjection {
 
   /** Whether `expression` uses an embednorm function anywhere. */
   def usesEmbedNorm(expression: Expression): Boolean =
-    expression.exists(_.isInstanceOf[EmbedNormExpression])
+    expression.exists {
+      case _: EmbedNormExpression | _: CausalConvExpression => true
+      case _ => false
+    }
 
   /** The output columns in order, or the reason the projection stays on the row path. */
   def plan(projectList: Seq[NamedExpression], childOutput: Seq[Attribute])
       : Either[String, Seq[OutputColumn]] = {
     var chains = 0
+    var convolutions = 0
     val columns = projectList.map { projected =>
       val expression = projected match {
         case Alias(child, _) => child
@@ -53,6 +62,11 @@ object ColumnarProjection {
             chains += 1
             Normalized(chains - 1, found)
           }
+        case call: CausalConvExpression =>
+          convolution(call, childOutput).map { found =>
+            convolutions += 1
+            Convolved(convolutions - 1, found)
+          }
         case norm: VectorNormExpression =>
           Left(s"${toPrettySQL(norm)} gives one number a row, which the columnar operator does " +
             "not produce")
@@ -65,7 +79,8 @@ object ColumnarProjection {
     }
     columns.collectFirst { case Left(reason) => reason } match {
       case Some(reason) => Left(reason)
-      case None if chains == 0 => Left("it projects no embednorm function directly")
+      case None if chains + convolutions == 0 =>
+        Left("it projects no embednorm function directly")
       case None => Right(columns.collect { case Right(column) => column })
     }
   }
@@ -115,6 +130,61 @@ object ColumnarProjection {
     }
   }
 
+  /**
+   * `causal_conv(x, w [, eps])` over an `array<array<float>>` column `x` with a constant kernel and
+   * eps. A kernel or eps that is null (every result null) or that the row path refuses stays on
+   * the row path, which gives those results and errors as it does.
+   */
+  private def convolution(call: CausalConvExpression, childOutput: Seq[Attribute])
+      : Either[String, ColumnConvolution] = {
+    val name = call.prettyName
+    call.sequence match {
+      case attribute: Attribute if !isSequences(attribute.dataType) =>
+        Left(s"the input of $name, ${attribute.name}, is ${attribute.dataType.sql}, not " +
+          "array<array<float>>")
+      case attribute: Attribute =>
+        if (!call.kernel.foldable) {
+          Left(s"the kernel of $name, ${describeInput(call.kernel)}, is not a constant (the " +
+            "columnar operator takes a constant kernel)")
+        } else if (!call.eps.foldable) {
+          Left(s"eps of $name, ${describeInput(call.eps)}, is not a constant (the columnar " +
+            "operator takes a constant eps)")
+        } else {
+          constants(call).flatMap { case (kernel, eps) =>
+            ordinal(attribute, childOutput).map { position =>
+              ColumnConvolution.of(position, attribute.name, kernel, eps)
+            }
+          }
+        }
+      case other =>
+        Left(s"the input of $name is ${describeInput(other)}, not a column (the columnar " +
+          "operator takes array<array<float>> columns)")
+    }
+  }
+
+  private def isSequences(dataType: DataType): Boolean =
+    dataType match {
+      case ArrayType(ArrayType(FloatType, _), _) => true
+      case _ => false
+    }
+
+  /** The constant kernel and eps of `call`, or why the operator leaves it to the row path. */
+  private def constants(call: CausalConvExpression)
+      : Either[String, (ConvolutionKernel, Float)] = {
+    val name = call.prettyName
+    try {
+      val kernel = CausalConvolutions.kernel(call.kernel.eval().asInstanceOf[ArrayData])
+      val eps = call.eps.eval()
+      if (kernel == null || eps == null) {
+        Left(s"the kernel or eps of $name is null or holds a null, which makes every result null")
+      } else {
+        Right((kernel, eps.asInstanceOf[Float]))
+      }
+    } catch {
+      case NonFatal(refused) => Left(s"the kernel of $name is refused: ${refused.getMessage}")
+    }
+  }
+
   /** Spark's pretty SQL leaves casts out; an implicit cast is the reason here, so say it. */
   private def describeInput(input: Expression): String = input match {
     case cast: Cast => s"${toPrettySQL(cast.child)} cast to ${cast.dataType.sql}"
@@ -129,8 +199,9 @@ object ColumnarProjection {
 
   /** The functions of each chain and where they run, for explain output. */
   def describe(columns: Seq[OutputColumn], placement: String): String = {
-    val chains = columns.collect { case Normalized(_, chain) =>
-      s"${chain.functions()} over ${chain.inputName()}"
+    val chains = columns.collect {
+      case Normalized(_, chain) => s"${chain.functions()} over ${chain.inputName()}"
+      case Convolved(_, convolution) => convolution.describe()
     }
     chains.mkString("embednorm runs ", "; ", s" $placement")
   }

@@ -1,7 +1,7 @@
 package io.embednorm.spark.execution
 
 import io.embednorm.spark.EmbedNormConfig
-import io.embednorm.spark.catalyst.EmbedNormExpression
+import io.embednorm.spark.catalyst.{CausalConvExpression, EmbedNormExpression}
 import io.embednorm.spark.internal.DevicePolicy
 import org.apache.spark.internal.Logging
 import org.apache.spark.sql.SparkSession
@@ -103,6 +103,9 @@ class EmbedNormColumnarRule(session: SparkSession) extends ColumnarRule with Log
         }
         val annotated = function.withNewChildren(children).asInstanceOf[EmbedNormExpression]
         if (innerStep) annotated else annotated.withPlacementNote(note)
+      case call: CausalConvExpression =>
+        call.mapChildren(annotate(_, note, innerStep = false)).asInstanceOf[CausalConvExpression]
+          .withPlacementNote(note)
       case other => other.mapChildren(annotate(_, note, innerStep = false))
     }
 }

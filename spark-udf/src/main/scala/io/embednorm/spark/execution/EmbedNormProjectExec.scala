@@ -16,11 +16,11 @@ import org.apache.spark.sql.execution.metric.{SQLMetric, SQLMetrics}
 import org.apache.spark.sql.vectorized.{ColumnVector, ColumnarBatch}
 
 /**
- * The columnar operator: a projection whose embednorm functions run through the arrow-bridge
- * ([[io.embednorm.spark.internal.ColumnarNormalizer]]) on the GPU or the CPU engine, a batch at a
- * time, and whose other columns pass through as the child's column vectors. Planned by
- * [[EmbedNormColumnarRule]] for projections that [[ColumnarProjection]] accepts; takes batches from
- * a columnar child, or from [[RowBatchExec]] over a row child.
+ * The columnar operator: a projection whose embednorm functions (`causal_conv` included) run
+ * through the arrow-bridge ([[io.embednorm.spark.internal.ColumnarNormalizer]]) on the GPU or the
+ * CPU engine, a batch at a time, and whose other columns pass through as the child's column
+ * vectors. Planned by [[EmbedNormColumnarRule]] for projections that [[ColumnarProjection]]
+ * accepts; takes batches from a columnar child, or from [[RowBatchExec]] over a row child.
  *
  * An output batch stays valid until the next one is asked for: its normalized columns are on-heap
  * Spark vectors that the task reuses for every batch (Spark reads them as fast as the scan's), as
@@ -98,13 +98,14 @@ case class EmbedNormProjectExec(
   override protected def doExecuteColumnar(): RDD[ColumnarBatch] = {
     val outputColumns = columns
     val chains = outputColumns.collect { case Normalized(_, chain) => chain }
+    val convolutions = outputColumns.collect { case Convolved(_, convolution) => convolution }
     val device = this.device
     val concurrentGpuTasks = this.concurrentGpuTasks
     val metrics = this.metrics
     child.executeColumnar().mapPartitions { batches =>
       val task = TaskContext.get()
       val normalizer = new ColumnarNormalizer(
-        chains.asJava, device, concurrentGpuTasks, task)
+        chains.asJava, convolutions.asJava, device, concurrentGpuTasks, task)
       task.addTaskCompletionListener[Unit](_ => normalizer.close())
       batches.map { batch =>
         val started = System.nanoTime()
@@ -113,6 +114,7 @@ case class EmbedNormProjectExec(
         val vectors: Array[ColumnVector] = outputColumns.map {
           case PassThrough(ordinal) => batch.column(ordinal)
           case Normalized(index, _) => result.columns()(index)
+          case Convolved(index, _) => result.columns()(chains.size + index)
         }.toArray
         val output = new ColumnarBatch(vectors, batch.numRows())
         EmbedNormProjectExec.addBatch(metrics, batch.numRows(), result, batchMetrics)
@@ -139,7 +141,7 @@ object EmbedNormProjectExec {
     metrics("numBatches") += 1
     metrics("allocationTime") += times.allocationNanos()
     metrics("copyToArrowTime") += times.copyNanos()
-    metrics("normalizeTime") += normalization.wallNanos()
+    metrics("normalizeTime") += normalization.wallNanos() + times.convolutionNanos()
     metrics("outputTime") += times.outputNanos()
     metrics("pinningTime") += normalization.registrationNanos()
     metrics("gpuTime") +=
