@@ -121,8 +121,17 @@ public final class CudaCausalConvolution {
     kernel.checkBatch(sequences, steps, values.length, values.length);
     float[] result = new float[values.length];
     context.makeCurrent();
-    CudaConvolutionBatch.run(
-        this, kernel, eps, FloatBuffer.wrap(values), sequences, steps, FloatBuffer.wrap(result));
+    try (ConvolutionMemory memory = new ConvolutionMemory()) {
+      CudaConvolutionBatch.run(
+          this,
+          memory,
+          kernel,
+          eps,
+          FloatBuffer.wrap(values),
+          sequences,
+          steps,
+          FloatBuffer.wrap(result));
+    }
     return result;
   }
 

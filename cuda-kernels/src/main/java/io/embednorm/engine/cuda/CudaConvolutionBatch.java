@@ -13,10 +13,11 @@ import jcuda.driver.CUstream;
 
 /**
  * {@code causal_conv} of a batch of equal-length sequences held in host buffers, on the GPU: the
- * lag-major weights go to the device once, the sequences in chunks of at most {@link #CHUNK_BYTES}
- * each way, one after another through device memory this call allocates and frees. A direct
- * buffer's chunk is copied from and to its own memory; a heap buffer's goes through one chunk-sized
- * array unless the chunk is the whole array (the driver takes no offset into a Java array).
+ * lag-major weights go to the device once per kernel, the sequences in chunks of at most {@link
+ * #CHUNK_BYTES} each way, one after another, through the device memory of a {@link
+ * ConvolutionMemory} the caller holds for the call. A direct buffer's chunk is copied from and to
+ * its own memory; a heap buffer's goes through one chunk-sized array unless the chunk is the whole
+ * array (the driver takes no offset into a Java array).
  */
 final class CudaConvolutionBatch {
   /** Bytes of sequences a chunk moves each way: few launches, little device memory. */
@@ -26,18 +27,20 @@ final class CudaConvolutionBatch {
 
   static void run(
       CudaCausalConvolution convolution,
+      ConvolutionMemory memory,
       ConvolutionKernel kernel,
       float eps,
       FloatBuffer sequences,
       int count,
       int steps,
       FloatBuffer output) {
-    run(convolution, kernel, eps, sequences, count, steps, output, CHUNK_BYTES);
+    run(convolution, memory, kernel, eps, sequences, count, steps, output, CHUNK_BYTES);
   }
 
   /** As the other, in chunks of at most {@code chunkBytes} (at least one sequence). */
   static void run(
       CudaCausalConvolution convolution,
+      ConvolutionMemory memory,
       ConvolutionKernel kernel,
       float eps,
       FloatBuffer sequences,
@@ -48,34 +51,28 @@ final class CudaConvolutionBatch {
     int channels = kernel.channels();
     long sequenceBytes = (long) steps * channels * Sizeof.FLOAT;
     int perChunk = (int) Math.max(1, Math.min(count, chunkBytes / Math.max(1, sequenceBytes)));
-    float[] lagWeights = new float[steps * channels];
-    kernel.copyLagMajor(steps, lagWeights, 0);
     long bufferBytes = perChunk * sequenceBytes;
     CUstream stream = new CUstream();
-    try (DeviceBuffer weights =
-            new DeviceBuffer(lagWeights.length * (long) Sizeof.FLOAT, "causal_conv weights");
-        DeviceBuffer input = new DeviceBuffer(bufferBytes, "causal_conv sequences");
-        DeviceBuffer result = new DeviceBuffer(bufferBytes, "causal_conv results")) {
-      cuMemcpyHtoD(
-          weights.pointer(), Pointer.to(lagWeights), lagWeights.length * (long) Sizeof.FLOAT);
-      HostChunk host = new HostChunk(perChunk * steps * channels);
-      for (int first = 0; first < count; first += perChunk) {
-        int chunk = Math.min(perChunk, count - first);
-        int floats = chunk * steps * channels;
-        int offset = first * steps * channels;
-        host.upload(sequences.slice(offset, floats), input.pointer());
-        convolution.launch(
-            input.pointer(),
-            result.pointer(),
-            weights.pointer(),
-            chunk,
-            steps,
-            channels,
-            eps,
-            stream);
-        cuStreamSynchronize(stream);
-        host.download(result.pointer(), output.slice(offset, floats));
-      }
+    DeviceBuffer weights = memory.weights(kernel);
+    DeviceBuffer input = memory.input(bufferBytes);
+    DeviceBuffer result = memory.result(bufferBytes);
+    HostChunk host = new HostChunk(perChunk * steps * channels);
+    for (int first = 0; first < count; first += perChunk) {
+      int chunk = Math.min(perChunk, count - first);
+      int floats = chunk * steps * channels;
+      int offset = first * steps * channels;
+      host.upload(sequences.slice(offset, floats), input.pointer());
+      convolution.launch(
+          input.pointer(),
+          result.pointer(),
+          weights.pointer(),
+          chunk,
+          steps,
+          channels,
+          eps,
+          stream);
+      cuStreamSynchronize(stream);
+      host.download(result.pointer(), output.slice(offset, floats));
     }
   }
 

@@ -53,6 +53,11 @@ public final class CudaEngine implements NormalizationEngine {
 
   private final CudaContext context;
   private CudaCausalConvolution convolution;
+
+  /** Device memory of finished causal_conv calls, for the next ones: one set per call in flight. */
+  private final ConcurrentLinkedDeque<ConvolutionMemory> idleConvolutionMemory =
+      new ConcurrentLinkedDeque<>();
+
   private final KernelModule module;
   private final String deviceName;
   private final int concurrentUsers;
@@ -140,12 +145,19 @@ public final class CudaEngine implements NormalizationEngine {
     return bytes;
   }
 
-  /** Frees the pooled lanes of idle sessions (their streams and device memory). */
+  /**
+   * Frees the pooled lanes of idle sessions (their streams and device memory) and the device memory
+   * idle {@code causal_conv} calls keep.
+   */
   public void releasePooled() {
     context.makeCurrent();
     Lane[] lanes;
     while ((lanes = idleLanes.pollFirst()) != null) {
       closeAll(lanes);
+    }
+    ConvolutionMemory memory;
+    while ((memory = idleConvolutionMemory.pollFirst()) != null) {
+      memory.close();
     }
   }
 
@@ -363,11 +375,28 @@ public final class CudaEngine implements NormalizationEngine {
       return;
     }
     GpuFaults.beforeGpuCall("causal_conv of " + count + " sequences");
+    context.makeCurrent();
+    ConvolutionMemory memory = idleConvolutionMemory.pollFirst();
+    boolean reusable = false;
     try {
-      context.makeCurrent();
-      CudaConvolutionBatch.run(convolution(), kernel, eps, sequences, count, steps, output);
+      CudaConvolutionBatch.run(
+          convolution(),
+          memory == null ? (memory = new ConvolutionMemory()) : memory,
+          kernel,
+          eps,
+          sequences,
+          count,
+          steps,
+          output);
+      reusable = true;
     } catch (CudaException failure) {
       throw GpuSession.fault("convolve " + count + " sequences with causal_conv", failure);
+    } finally {
+      if (reusable && !closed) {
+        idleConvolutionMemory.addFirst(memory);
+      } else {
+        memory.close();
+      }
     }
   }
 

@@ -77,21 +77,51 @@ class CudaEngineConvolutionGpuTest {
         }
         float[] chunked = new float[values.length];
         Arrays.fill(chunked, Float.NaN);
-        CudaConvolutionBatch.run(
-            engine.convolution(),
-            kernel,
-            eps,
-            FloatBuffer.wrap(values),
-            sequences,
-            steps,
-            FloatBuffer.wrap(chunked),
-            2L * floats * Float.BYTES);
+        try (ConvolutionMemory memory = new ConvolutionMemory()) {
+          CudaConvolutionBatch.run(
+              engine.convolution(),
+              memory,
+              kernel,
+              eps,
+              FloatBuffer.wrap(values),
+              sequences,
+              steps,
+              FloatBuffer.wrap(chunked),
+              2L * floats * Float.BYTES);
+        }
         assertThat(chunked).as(where + ", chunks of 2 sequences").isEqualTo(whole);
         for (long chunkBytes : new long[] {CudaConvolutionBatch.CHUNK_BYTES, 2L * floats * 4}) {
           assertThat(inDirectMemory(kernel, eps, values, sequences, steps, chunkBytes))
               .as("%s, direct memory in chunks of %d bytes", where, chunkBytes)
               .isEqualTo(whole);
         }
+      }
+    }
+  }
+
+  /**
+   * The engine keeps its device memory and the last kernel's weights between calls: calls of one
+   * kernel at other lengths (reading the first lags of its weights), then another kernel of the
+   * same size, each give the bits of a call through fresh memory.
+   */
+  @Test
+  void keptWeightsAndMemoryGiveTheBitsOfFreshOnes() {
+    Random random = new Random(TestSeeds.seeds()[0]);
+    ConvolutionKernel first = ConvolutionKernel.of(randomKernel(random, 96, 64));
+    ConvolutionKernel second = ConvolutionKernel.of(randomKernel(random, 96, 64));
+    int[][] calls = {{5, 64}, {3, 9}, {40, 64}, {2, 33}};
+    for (ConvolutionKernel kernel : new ConvolutionKernel[] {first, second, first}) {
+      for (int[] call : calls) {
+        float[] values = randomSequence(random, call[0] * call[1], 96);
+        float[] kept = new float[values.length];
+        engine.causalConvolution(
+            kernel, 0.5f, FloatBuffer.wrap(values), call[0], call[1], FloatBuffer.wrap(kept));
+        float[] fresh = engine.convolution().convolve(kernel, 0.5f, values, call[0], call[1]);
+        assertThat(kept)
+            .as(
+                "%s, %d sequences of %d steps",
+                kernel == first ? "first" : "second", call[0], call[1])
+            .isEqualTo(fresh);
       }
     }
   }
@@ -117,15 +147,18 @@ class CudaEngineConvolutionGpuTest {
     for (int i = floats; i < memory.capacity(); i++) {
       memory.put(i, -3f);
     }
-    CudaConvolutionBatch.run(
-        engine.convolution(),
-        kernel,
-        eps,
-        memory.slice(0, floats),
-        sequences,
-        steps,
-        memory.slice(floats + 1, floats),
-        chunkBytes);
+    try (ConvolutionMemory device = new ConvolutionMemory()) {
+      CudaConvolutionBatch.run(
+          engine.convolution(),
+          device,
+          kernel,
+          eps,
+          memory.slice(0, floats),
+          sequences,
+          steps,
+          memory.slice(floats + 1, floats),
+          chunkBytes);
+    }
     assertThat(memory.get(floats)).as("the float before the output").isEqualTo(-3f);
     assertThat(memory.get(2 * floats + 1)).as("the float after the output").isEqualTo(-3f);
     float[] result = new float[floats];
