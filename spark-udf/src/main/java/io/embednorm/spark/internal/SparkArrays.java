@@ -137,24 +137,12 @@ public final class SparkArrays {
               + " bytes wide, not "
               + width.bytes());
     }
-    int rows = list.getValueCount();
-    target.reset();
-    target.reserve(rows);
-    if (rows == 0) {
+    int[] span = putRows(list, target);
+    if (span == null) {
       return target;
     }
-    ArrowBuf offsets = list.getOffsetBuffer();
-    int base = offsets.getInt(0);
-    boolean nullRows = list.getNullCount() > 0;
-    int start = base;
-    for (int row = 0; row < rows; row++) {
-      int end = offsets.getInt((long) (row + 1) * ListVector.OFFSET_WIDTH);
-      target.putArray(row, start - base, end - start);
-      if (nullRows && list.isNull(row)) {
-        target.putNull(row);
-      }
-      start = end;
-    }
+    int base = span[0];
+    int start = span[1];
     int total = start - base;
     if (elements.getValueCount() < start) {
       throw new IllegalArgumentException(
@@ -172,6 +160,33 @@ public final class SparkArrays {
       copyThroughArrays(address, values, total, width);
     }
     return target;
+  }
+
+  /**
+   * Resets {@code target} to the rows of {@code list}: each row's place and length among the
+   * elements counted from the list's first offset, and its nulls. Returns the list's first and end
+   * offsets, or null where it has no rows.
+   */
+  static int[] putRows(ListVector list, WritableColumnVector target) {
+    int rows = list.getValueCount();
+    target.reset();
+    target.reserve(rows);
+    if (rows == 0) {
+      return null;
+    }
+    ArrowBuf offsets = list.getOffsetBuffer();
+    int base = offsets.getInt(0);
+    boolean nullRows = list.getNullCount() > 0;
+    int start = base;
+    for (int row = 0; row < rows; row++) {
+      int end = offsets.getInt((long) (row + 1) * ListVector.OFFSET_WIDTH);
+      target.putArray(row, start - base, end - start);
+      if (nullRows && list.isNull(row)) {
+        target.putNull(row);
+      }
+      start = end;
+    }
+    return new int[] {base, start};
   }
 
   /**

@@ -89,24 +89,12 @@ final class SparkSequences {
   static WritableColumnVector toSpark(ListVector list, int channels, WritableColumnVector target) {
     Float4Vector values =
         (Float4Vector) ((FixedSizeListVector) list.getDataVector()).getDataVector();
-    int rows = list.getValueCount();
-    target.reset();
-    target.reserve(rows);
-    if (rows == 0) {
+    int[] span = SparkArrays.putRows(list, target);
+    if (span == null) {
       return target;
     }
-    ArrowBuf offsets = list.getOffsetBuffer();
-    int base = offsets.getInt(0);
-    boolean nullRows = list.getNullCount() > 0;
-    int start = base;
-    for (int row = 0; row < rows; row++) {
-      int end = offsets.getInt((long) (row + 1) * ListVector.OFFSET_WIDTH);
-      target.putArray(row, start - base, end - start);
-      if (nullRows && list.isNull(row)) {
-        target.putNull(row);
-      }
-      start = end;
-    }
+    int base = span[0];
+    int start = span[1];
     if ((long) values.getValueCount() < (long) start * channels) {
       throw new IllegalArgumentException(
           "Cannot copy column '"
