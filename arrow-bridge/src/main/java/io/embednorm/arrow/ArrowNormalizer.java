@@ -174,32 +174,51 @@ public final class ArrowNormalizer implements AutoCloseable {
    *     kernel.channels()} channels, or a sequence is longer than the kernel
    */
   public FieldVector causalConv(FieldVector sequences, ConvolutionKernel kernel, float eps) {
+    return causalConv(sequences, kernel, eps, new NormalizationMetrics());
+  }
+
+  /**
+   * As {@link #causalConv(FieldVector, ConvolutionKernel, float)}, adding to {@code metrics} the
+   * call, its rows and wall time, a small call auto kept on the CPU, and a GPU failure that reran
+   * the call on the CPU engine.
+   */
+  public FieldVector causalConv(
+      FieldVector sequences, ConvolutionKernel kernel, float eps, NormalizationMetrics metrics) {
     Objects.requireNonNull(sequences, "sequences");
     Objects.requireNonNull(kernel, "kernel");
+    Objects.requireNonNull(metrics, "metrics");
     if (closed) {
       throw new EmbedNormException(
           "Cannot convolve column '" + sequences.getName() + "': the normalizer is closed");
     }
+    long started = System.nanoTime();
     NormalizationEngine engine = engines.first();
     long bytes = (long) ArrowConvolution.elementCount(sequences) * Float.BYTES;
-    if (autoRule.choose(bytes, false) != AutoCallRule.Choice.GPU) {
+    AutoCallRule.Choice choice = autoRule.choose(bytes, false);
+    if (choice != AutoCallRule.Choice.GPU) {
+      metrics.addAutoCallOnCpu(choice);
       engine = cpuFallback();
     }
     StagingPool staging = gpus.staging();
     HostMemory pinned = engine.device() == Device.GPU && staging != null ? staging.memory() : null;
+    FieldVector result;
     try {
-      return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine, pinned);
+      result = ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine, pinned);
     } catch (GpuFaultException | GpuOutOfMemoryException failure) {
       if (engine.device() != Device.GPU) {
         throw failure;
       }
       try {
-        return ArrowConvolution.causalConv(sequences, kernel, eps, allocator, cpuFallback(), null);
+        result =
+            ArrowConvolution.causalConv(sequences, kernel, eps, allocator, cpuFallback(), null);
       } catch (RuntimeException | Error onCpu) {
         onCpu.addSuppressed(failure);
         throw onCpu;
       }
+      metrics.addCpuFallback(sequences.getValueCount(), failure);
     }
+    metrics.addCall(sequences.getValueCount(), System.nanoTime() - started);
+    return result;
   }
 
   /** What runs, for logs, e.g. {@code cpu (java scalar)}; every GPU, one after another. */

@@ -65,8 +65,13 @@ class ArrowNormalizerConvolutionTest {
             .as("rows padded to the longest of near lengths: 40, 40, 36, 33; 5, 5, 5, 4; 1")
             .containsExactly("heap 4", "heap 4", "heap 1");
         gpu.failing = true;
-        checkAgainstReference(allocator, normalizer, new Random(SEED + 2), Engines.cpu());
+        NormalizationMetrics metrics = new NormalizationMetrics();
+        checkAgainstReference(allocator, normalizer, new Random(SEED + 2), Engines.cpu(), metrics);
         assertThat(gpu.calls.get()).as("the failed call's first batch").isEqualTo(4);
+        assertThat(metrics.calls()).isEqualTo(1);
+        assertThat(metrics.rows()).isEqualTo(LENGTHS.length);
+        assertThat(metrics.cpuFallbackCalls()).isEqualTo(1);
+        assertThat(metrics.cpuFallbackReason()).contains("told to fail");
       }
     }
   }
@@ -110,8 +115,11 @@ class ArrowNormalizerConvolutionTest {
       ConvolutionStandIn gpu = new ConvolutionStandIn();
       try (ArrowNormalizer auto =
           normalizerOn(allocator, gpu, new AutoCallRule(1L << 20, 0, Integer.MAX_VALUE, 1))) {
-        checkAgainstReference(allocator, auto, new Random(SEED + 3), Engines.cpu());
+        NormalizationMetrics metrics = new NormalizationMetrics();
+        checkAgainstReference(allocator, auto, new Random(SEED + 3), Engines.cpu(), metrics);
         assertThat(gpu.calls.get()).isZero();
+        assertThat(metrics.smallCallsOnCpu()).isEqualTo(1);
+        assertThat(metrics.cpuFallbackCalls()).isZero();
       }
     }
   }
@@ -136,6 +144,16 @@ class ArrowNormalizerConvolutionTest {
       ArrowNormalizer normalizer,
       Random random,
       NormalizationEngine alone) {
+    checkAgainstReference(allocator, normalizer, random, alone, new NormalizationMetrics());
+  }
+
+  /** As the other, the call's metrics added to {@code metrics}. */
+  static void checkAgainstReference(
+      BufferAllocator allocator,
+      ArrowNormalizer normalizer,
+      Random random,
+      NormalizationEngine alone,
+      NormalizationMetrics metrics) {
     float[][] w = randomKernel(random, CHANNELS, KERNEL_STEPS);
     float eps = 0.5f;
     List<float[]> rows = new ArrayList<>();
@@ -173,7 +191,8 @@ class ArrowNormalizerConvolutionTest {
       steps.setValueCount(written);
       input.setValueCount(LENGTHS.length);
       try (NormalizationEngine closed = alone;
-          FieldVector output = normalizer.causalConv(input, ConvolutionKernel.of(w), eps)) {
+          FieldVector output =
+              normalizer.causalConv(input, ConvolutionKernel.of(w), eps, metrics)) {
         ListVector list = (ListVector) output;
         Float4Vector out =
             (Float4Vector) ((FixedSizeListVector) list.getDataVector()).getDataVector();

@@ -3,14 +3,12 @@ package io.embednorm.spark.internal;
 /**
  * Where one batch's time went in the columnar operator outside the normalization itself (which
  * {@link io.embednorm.arrow.NormalizationMetrics} times), so that SQL metrics can tell a slow copy
- * from a slow device, and the wall time of its {@code causal_conv} calls, which those metrics do
- * not carry. The parts do not overlap. Filled by the one thread that runs the batch.
+ * from a slow device. The parts do not overlap. Filled by the one thread that runs the batch.
  */
 public final class BatchTimes {
   private long allocationNanos;
   private long copyNanos;
   private long outputNanos;
-  private long convolutionNanos;
 
   /** Allocating the input vectors, and freeing them and the results. */
   public long allocationNanos() {
@@ -25,18 +23,6 @@ public final class BatchTimes {
   /** Copying the results out of Arrow into the task's Spark column vectors. */
   public long outputNanos() {
     return outputNanos;
-  }
-
-  /**
-   * The wall time of the batch's {@code causal_conv} calls, which the Arrow API does not report in
-   * {@link io.embednorm.arrow.NormalizationMetrics}: the operator adds it to its normalize time.
-   */
-  public long convolutionNanos() {
-    return convolutionNanos;
-  }
-
-  void addConvolution(long nanos) {
-    convolutionNanos += nanos;
   }
 
   void addAllocation(long nanos) {

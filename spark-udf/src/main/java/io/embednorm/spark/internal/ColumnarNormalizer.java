@@ -107,7 +107,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
       metrics.add(chainMetrics);
       if (chainMetrics.cpuFallbackCalls() > 0) {
         fellBack = true;
-        warnOnce(chain, chainMetrics.cpuFallbackReason());
+        warnOnce(chain.functions(), chainMetrics.cpuFallbackReason());
       }
       columns[i] = toSpark(i, chain, result, times);
     }
@@ -124,9 +124,14 @@ public final class ColumnarNormalizer implements AutoCloseable {
         copiedBytes += input.getBufferSize();
       }
       ArrowNormalizer normalizer = Normalizers.forTask(device, concurrentGpuTasks, task);
-      long started = System.nanoTime();
-      FieldVector result = normalizer.causalConv(input, convolution.kernel(), convolution.eps());
-      times.addConvolution(System.nanoTime() - started);
+      NormalizationMetrics convolutionMetrics = new NormalizationMetrics();
+      FieldVector result =
+          normalizer.causalConv(input, convolution.kernel(), convolution.eps(), convolutionMetrics);
+      metrics.add(convolutionMetrics);
+      if (convolutionMetrics.cpuFallbackCalls() > 0) {
+        fellBack = true;
+        warnOnce(CausalConvolutions.NAME, convolutionMetrics.cpuFallbackReason());
+      }
       columns[chains.size() + i] = convolvedToSpark(chains.size() + i, convolution, result, times);
     }
     return new BatchResult(columns, copiedBytes, fellBack, times);
@@ -208,7 +213,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
   }
 
   /** The task's one warning about batches moved from the GPU to the CPU engine. */
-  private void warnOnce(ColumnChain chain, String reason) {
+  private void warnOnce(String functions, String reason) {
     if (warned) {
       return;
     }
@@ -217,7 +222,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
         "embednorm ran a batch of {} on the CPU engine in task {}: the GPU failed ({}); the result"
             + " is the CPU engine's. Later batches of this task that fall back are counted in the"
             + " SQL metric cpuFallbackBatches, not logged",
-        chain.functions(),
+        functions,
         task == null ? "(none)" : task.taskAttemptId(),
         reason);
   }

@@ -141,7 +141,7 @@ object EmbedNormProjectExec {
     metrics("numBatches") += 1
     metrics("allocationTime") += times.allocationNanos()
     metrics("copyToArrowTime") += times.copyNanos()
-    metrics("normalizeTime") += normalization.wallNanos() + times.convolutionNanos()
+    metrics("normalizeTime") += normalization.wallNanos()
     metrics("outputTime") += times.outputNanos()
     metrics("pinningTime") += normalization.registrationNanos()
     metrics("gpuTime") +=
