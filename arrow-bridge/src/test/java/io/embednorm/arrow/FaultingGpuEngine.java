@@ -1,6 +1,7 @@
 package io.embednorm.arrow;
 
 import io.embednorm.engine.ColumnShape;
+import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.Engines;
@@ -12,6 +13,7 @@ import io.embednorm.engine.RowBatch;
 import io.embednorm.engine.TransferTimes;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
 import java.nio.IntBuffer;
 import java.util.List;
 import org.apache.arrow.memory.util.MemoryUtil;
@@ -52,6 +54,21 @@ public final class FaultingGpuEngine implements NormalizationEngine {
     GpuFaults.beforeGpuCall("a batch of " + batch.rows() + " rows");
     cpu.normalize(normalization, batch);
     flipLowestBits(batch.output(), batch.type(), 0, batch.output().capacity());
+  }
+
+  @Override
+  public void causalConvolution(
+      ConvolutionKernel kernel,
+      float eps,
+      FloatBuffer sequences,
+      int count,
+      int steps,
+      FloatBuffer output) {
+    GpuFaults.beforeGpuCall("causal_conv of " + count + " sequences");
+    cpu.causalConvolution(kernel, eps, sequences, count, steps, output);
+    for (int i = 0; i < output.capacity(); i++) {
+      output.put(i, Float.intBitsToFloat(Float.floatToRawIntBits(output.get(i)) ^ 1));
+    }
   }
 
   @Override

@@ -36,20 +36,7 @@ public final class FaultedGpuQuery {
 
   public static void main(String[] arguments) {
     long seed = Long.parseLong(arguments[0]);
-    SparkSession spark =
-        SparkSession.builder()
-            .master("local[1]")
-            .appName("embednorm-faulted-gpu-query")
-            .config("spark.ui.enabled", "false")
-            .config("spark.driver.host", "127.0.0.1")
-            .config("spark.driver.bindAddress", "127.0.0.1")
-            .config(
-                "spark.sql.optimizer.excludedRules",
-                "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation")
-            .config("spark.sql.extensions", EmbedNormExtensions.class.getName())
-            .config(EmbedNormConfig.DEVICE.name(), "gpu")
-            .config(EmbedNormConfig.BATCH_ROWS.name(), Integer.toString(BATCH_ROWS))
-            .getOrCreate();
+    SparkSession spark = session();
     List<Double[]> rows = rows(seed);
     TestData.frame(spark, "float", rows).createOrReplaceTempView("embeddings");
     Outcome outcome = query(spark, "embeddings");
@@ -106,6 +93,23 @@ public final class FaultedGpuQuery {
     }
     spark.stop();
     System.exit(0);
+  }
+
+  /** One local session on the faulting "GPU", batches of {@link #BATCH_ROWS} rows. */
+  static SparkSession session() {
+    return SparkSession.builder()
+        .master("local[1]")
+        .appName("embednorm-faulted-gpu-query")
+        .config("spark.ui.enabled", "false")
+        .config("spark.driver.host", "127.0.0.1")
+        .config("spark.driver.bindAddress", "127.0.0.1")
+        .config(
+            "spark.sql.optimizer.excludedRules",
+            "org.apache.spark.sql.catalyst.optimizer.ConvertToLocalRelation")
+        .config("spark.sql.extensions", EmbedNormExtensions.class.getName())
+        .config(EmbedNormConfig.DEVICE.name(), "gpu")
+        .config(EmbedNormConfig.BATCH_ROWS.name(), Integer.toString(BATCH_ROWS))
+        .getOrCreate();
   }
 
   /** What one query gave: its operator, its rows by id and the warnings embednorm logged. */

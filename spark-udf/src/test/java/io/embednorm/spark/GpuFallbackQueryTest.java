@@ -37,6 +37,7 @@ class GpuFallbackQueryTest {
     long seed = TestData.SEED;
     String output =
         runQuery(
+            FaultedGpuQuery.class,
             seed,
             List.of(
                 switchTo(InternalSwitches.FAULTS_FAIL_GPU_CALL.name(), "3"),
@@ -56,12 +57,39 @@ class GpuFallbackQueryTest {
             "GpuFaultException: Cannot run GPU call 3 (a chunk of 8 rows)");
   }
 
+  /**
+   * {@code causal_conv} in the operator: GPU call 3 fails, so batch 2 holds the CPU engine's bits
+   * (each batch one call), counted in {@code cpuFallbackBatches} with one warning naming the
+   * function.
+   */
+  @Test
+  void aFaultedConvolutionBatchRunsOnTheCpuEngineCountedWithOneWarning() throws Exception {
+    long seed = TestData.SEED;
+    String output =
+        runQuery(
+            FaultedConvolutionQuery.class,
+            seed,
+            List.of(switchTo(InternalSwitches.FAULTS_FAIL_GPU_CALL.name(), "3")));
+    String result =
+        output.lines().filter(line -> line.startsWith("RESULT ")).findFirst().orElse(null);
+    assertThat(result).as("seed %d, the query's output:%n%s", seed, output).isNotNull();
+    assertThat(result)
+        .as("seed %d", seed)
+        .isEqualTo(
+            "RESULT cpuFallbackBatches=1 numBatches=8 warnings=1 cpuBatches=[2]"
+                + " otherBatches=[] offReference=0 taskBytes=0 openTaskAllocators=0");
+    assertThat(output)
+        .contains(
+            "WARNING embednorm ran a batch of causal_conv on the CPU engine in task ",
+            "GpuFaultException: Cannot run GPU call 3 (causal_conv of 8 sequences)");
+  }
+
   private static String switchTo(String name, String value) {
     return "-D" + name + "=" + value;
   }
 
-  /** Runs {@link FaultedGpuQuery} in a new JVM whose engines are the faulting GPU's. */
-  private String runQuery(long seed, List<String> switches)
+  /** Runs {@code main} in a new JVM whose engines are the faulting GPU's. */
+  private String runQuery(Class<?> main, long seed, List<String> switches)
       throws IOException, InterruptedException {
     Path services = directory.resolve("META-INF").resolve("services");
     Files.createDirectories(services);
@@ -84,7 +112,7 @@ class GpuFallbackQueryTest {
     command.addAll(switches);
     command.add("-cp");
     command.add(directory + File.pathSeparator + System.getProperty("java.class.path"));
-    command.add(FaultedGpuQuery.class.getName());
+    command.add(main.getName());
     command.add(Long.toString(seed));
     Path log = directory.resolve("query.log");
     Process process =
