@@ -87,9 +87,36 @@ final class ConvolutionBatches {
     for (Map.Entry<Integer, List<Integer>> group : byLength.entrySet()) {
       gathered.addAll(runsInPlace(group.getKey(), group.getValue()));
     }
+    List<List<Integer>> batches = batchesOf(gathered);
+    if (batches.isEmpty()) {
+      return;
+    }
+    if (gatherMemory == null) {
+      for (List<Integer> batch : batches) {
+        int floats = batch.size() * counts[batch.get(0)] * kernel.channels();
+        convolveGathered(batch, FloatBuffer.allocate(floats), FloatBuffer.allocate(floats));
+      }
+      return;
+    }
+    long largest = 0;
+    for (List<Integer> batch : batches) {
+      largest = Math.max(largest, (long) batch.size() * counts[batch.get(0)] * kernel.channels());
+    }
+    try (PinnedBlock input = gatherMemory.allocate(largest * Float.BYTES);
+        PinnedBlock result = gatherMemory.allocate(largest * Float.BYTES)) {
+      for (List<Integer> batch : batches) {
+        convolveGathered(batch, floatsAt(input, largest), floatsAt(result, largest));
+      }
+    }
+  }
+
+  /**
+   * The engine calls of the gathered rows (longest first): on a GPU rows within {@link #PADDING} of
+   * a batch's first, elsewhere rows of its length; at most {@link #BATCH_FLOATS} floats a batch.
+   */
+  private List<List<Integer>> batchesOf(List<Integer> gathered) {
     boolean padded = engine.device() == Device.GPU;
     List<List<Integer>> batches = new ArrayList<>();
-    long largest = 0;
     for (int first = 0, end; first < gathered.size(); first = end) {
       int steps = counts[gathered.get(first)];
       long perBatch = Math.max(1, BATCH_FLOATS / ((long) steps * kernel.channels()));
@@ -102,24 +129,8 @@ final class ConvolutionBatches {
         end++;
       }
       batches.add(gathered.subList(first, end));
-      largest = Math.max(largest, (long) (end - first) * steps * kernel.channels());
     }
-    if (batches.isEmpty()) {
-      return;
-    }
-    if (gatherMemory == null) {
-      for (List<Integer> batch : batches) {
-        int floats = batch.size() * counts[batch.get(0)] * kernel.channels();
-        convolveGathered(batch, FloatBuffer.allocate(floats), FloatBuffer.allocate(floats));
-      }
-      return;
-    }
-    try (PinnedBlock input = gatherMemory.allocate(largest * Float.BYTES);
-        PinnedBlock result = gatherMemory.allocate(largest * Float.BYTES)) {
-      for (List<Integer> batch : batches) {
-        convolveGathered(batch, floatsAt(input, largest), floatsAt(result, largest));
-      }
-    }
+    return batches;
   }
 
   /**
