@@ -375,19 +375,12 @@ public final class CudaEngine implements NormalizationEngine {
       return;
     }
     GpuFaults.beforeGpuCall("causal_conv of " + count + " sequences");
-    context.makeCurrent();
-    ConvolutionMemory memory = idleConvolutionMemory.pollFirst();
+    ConvolutionMemory idle = idleConvolutionMemory.pollFirst();
+    ConvolutionMemory memory = idle == null ? new ConvolutionMemory() : idle;
     boolean reusable = false;
     try {
-      CudaConvolutionBatch.run(
-          convolution(),
-          memory == null ? (memory = new ConvolutionMemory()) : memory,
-          kernel,
-          eps,
-          sequences,
-          count,
-          steps,
-          output);
+      context.makeCurrent();
+      CudaConvolutionBatch.run(convolution(), memory, kernel, eps, sequences, count, steps, output);
       reusable = true;
     } catch (CudaException failure) {
       throw GpuSession.fault("convolve " + count + " sequences with causal_conv", failure);
