@@ -37,7 +37,8 @@ public final class FloatArrays {
     }
   }
 
-  private static boolean isWholeArray(FloatBuffer buffer) {
+  /** Whether {@code buffer} is the whole of its backing heap array, from index 0. */
+  public static boolean isWholeArray(FloatBuffer buffer) {
     return buffer.hasArray()
         && buffer.arrayOffset() == 0
         && buffer.array().length == buffer.capacity();

@@ -5,6 +5,7 @@ import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.FloatArrays;
 import java.nio.FloatBuffer;
 import jcuda.Pointer;
 import jcuda.Sizeof;
@@ -89,7 +90,7 @@ final class CudaConvolutionBatch {
       long bytes = (long) view.capacity() * Sizeof.FLOAT;
       if (view.isDirect()) {
         cuMemcpyHtoD(target, Pointer.to(view), bytes);
-      } else if (isWholeArray(view)) {
+      } else if (FloatArrays.isWholeArray(view)) {
         cuMemcpyHtoD(target, Pointer.to(view.array()), bytes);
       } else {
         view.get(0, array(), 0, view.capacity());
@@ -101,7 +102,7 @@ final class CudaConvolutionBatch {
       long bytes = (long) view.capacity() * Sizeof.FLOAT;
       if (view.isDirect()) {
         cuMemcpyDtoH(Pointer.to(view), source, bytes);
-      } else if (isWholeArray(view)) {
+      } else if (FloatArrays.isWholeArray(view)) {
         cuMemcpyDtoH(Pointer.to(view.array()), source, bytes);
       } else {
         cuMemcpyDtoH(Pointer.to(array()), source, bytes);
@@ -114,10 +115,6 @@ final class CudaConvolutionBatch {
         array = new float[capacity];
       }
       return array;
-    }
-
-    private static boolean isWholeArray(FloatBuffer view) {
-      return view.hasArray() && view.arrayOffset() == 0 && view.array().length == view.capacity();
     }
   }
 }
