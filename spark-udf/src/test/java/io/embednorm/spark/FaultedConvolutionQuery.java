@@ -4,7 +4,6 @@ import io.embednorm.engine.CausalConvolutionReference;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Engines;
 import io.embednorm.spark.execution.EmbedNormProjectExec;
-import io.embednorm.spark.internal.TaskAllocators;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -80,27 +79,6 @@ public final class FaultedConvolutionQuery {
         offReference++;
       }
     }
-    System.out.println(
-        "RESULT cpuFallbackBatches="
-            + operator.metrics().get("cpuFallbackBatches").get().value()
-            + " numBatches="
-            + operator.metrics().get("numBatches").get().value()
-            + " warnings="
-            + warnings.size()
-            + " cpuBatches="
-            + cpuBatches
-            + " otherBatches="
-            + otherBatches
-            + " offReference="
-            + offReference
-            + " taskBytes="
-            + TaskAllocators.allocatedBytes()
-            + " openTaskAllocators="
-            + TaskAllocators.openTaskAllocators());
-    for (String warning : warnings) {
-      System.out.println("WARNING " + warning);
-    }
-    spark.stop();
-    System.exit(0);
+    FaultedGpuQuery.report(spark, operator, warnings, cpuBatches, otherBatches, offReference);
   }
 }

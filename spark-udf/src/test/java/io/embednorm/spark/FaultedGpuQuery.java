@@ -71,6 +71,21 @@ public final class FaultedGpuQuery {
         }
       }
     }
+    report(spark, operator, warnings, cpuBatches, otherBatches, offReference);
+  }
+
+  /**
+   * Prints the {@code RESULT} line (the operator's fallback metric and batches, the warnings, which
+   * batches hold the CPU engine's bits and which neither its nor the flipped ones, the rows off the
+   * reference, the task memory left) and each warning, then stops Spark and the JVM.
+   */
+  static void report(
+      SparkSession spark,
+      EmbedNormProjectExec operator,
+      List<String> warnings,
+      TreeSet<Integer> cpuBatches,
+      TreeSet<Integer> otherBatches,
+      int offReference) {
     System.out.println(
         "RESULT cpuFallbackBatches="
             + operator.metrics().get("cpuFallbackBatches").get().value()

@@ -43,10 +43,7 @@ class GpuFallbackQueryTest {
                 switchTo(InternalSwitches.FAULTS_FAIL_GPU_CALL.name(), "3"),
                 switchTo(InternalSwitches.FAULTS_OUT_OF_MEMORY_AT_CHUNK.name(), "5"),
                 switchTo(InternalSwitches.FAULTS_OUT_OF_MEMORY_CHUNKS.name(), "2")));
-    String result =
-        output.lines().filter(line -> line.startsWith("RESULT ")).findFirst().orElse(null);
-    assertThat(result).as("seed %d, the query's output:%n%s", seed, output).isNotNull();
-    assertThat(result)
+    assertThat(resultLine(output, seed))
         .as("seed %d", seed)
         .isEqualTo(
             "RESULT cpuFallbackBatches=3 numBatches=8 warnings=1 cpuBatches=[2, 4, 5]"
@@ -70,10 +67,7 @@ class GpuFallbackQueryTest {
             FaultedConvolutionQuery.class,
             seed,
             List.of(switchTo(InternalSwitches.FAULTS_FAIL_GPU_CALL.name(), "3")));
-    String result =
-        output.lines().filter(line -> line.startsWith("RESULT ")).findFirst().orElse(null);
-    assertThat(result).as("seed %d, the query's output:%n%s", seed, output).isNotNull();
-    assertThat(result)
+    assertThat(resultLine(output, seed))
         .as("seed %d", seed)
         .isEqualTo(
             "RESULT cpuFallbackBatches=1 numBatches=8 warnings=1 cpuBatches=[2]"
@@ -82,6 +76,14 @@ class GpuFallbackQueryTest {
         .contains(
             "WARNING embednorm ran a batch of causal_conv on the CPU engine in task ",
             "GpuFaultException: Cannot run GPU call 3 (causal_conv of 8 sequences)");
+  }
+
+  /** The query's {@code RESULT} line, which must be there. */
+  private static String resultLine(String output, long seed) {
+    String result =
+        output.lines().filter(line -> line.startsWith("RESULT ")).findFirst().orElse(null);
+    assertThat(result).as("seed %d, the query's output:%n%s", seed, output).isNotNull();
+    return result;
   }
 
   private static String switchTo(String name, String value) {
