@@ -1,10 +1,10 @@
 package io.embednorm.arrow;
 
 import io.embednorm.arrow.internal.HostOutputs;
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
-import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.NormalizationEngine;
 import org.apache.arrow.memory.ArrowBuf;
 import org.apache.arrow.memory.BufferAllocator;
@@ -39,8 +39,7 @@ public final class ArrowConvolution {
 
   /**
    * As {@link #causalConv(FieldVector, ConvolutionKernel, float, BufferAllocator)}, on {@code
-   * engine}, the gathered rows through {@code gatherMemory} (pinned memory for a GPU; null: Java
-   * arrays).
+   * engine}, through {@code staging} (a GPU's pinned slots; null: in place and Java arrays).
    */
   static FieldVector causalConv(
       FieldVector sequences,
@@ -48,7 +47,7 @@ public final class ArrowConvolution {
       float eps,
       BufferAllocator allocator,
       NormalizationEngine engine,
-      HostMemory gatherMemory) {
+      StagingPool staging) {
     int channels = kernel.channels();
     FixedSizeListVector steps = steps(sequences, channels);
     Float4Vector values = (Float4Vector) steps.getDataVector();
@@ -89,7 +88,7 @@ public final class ArrowConvolution {
               inputStarts,
               outputStarts,
               counts,
-              gatherMemory)
+              staging)
           .run();
       return output;
     } catch (RuntimeException failure) {

@@ -12,7 +12,7 @@ import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.GpuSettings;
-import io.embednorm.engine.HostMemory;
+import io.embednorm.engine.InternalSwitches;
 import io.embednorm.engine.Normalization;
 import io.embednorm.engine.NormalizationEngine;
 import java.util.Arrays;
@@ -199,11 +199,13 @@ public final class ArrowNormalizer implements AutoCloseable {
       metrics.addAutoCallOnCpu(choice);
       engine = cpuFallback();
     }
-    StagingPool staging = gpus.staging();
-    HostMemory pinned = engine.device() == Device.GPU && staging != null ? staging.memory() : null;
+    StagingPool staging =
+        engine.device() == Device.GPU && InternalSwitches.GPU_STAGING.value()
+            ? gpus.staging()
+            : null;
     FieldVector result;
     try {
-      result = ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine, pinned);
+      result = ArrowConvolution.causalConv(sequences, kernel, eps, allocator, engine, staging);
     } catch (GpuFaultException | GpuOutOfMemoryException failure) {
       if (engine.device() != Device.GPU) {
         throw failure;

@@ -1,10 +1,10 @@
 package io.embednorm.arrow;
 
+import io.embednorm.arrow.internal.StagedConvolution;
+import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
-import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.NormalizationEngine;
-import io.embednorm.engine.PinnedBlock;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
 import java.util.ArrayList;
@@ -13,17 +13,20 @@ import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import org.apache.arrow.memory.ArrowBuf;
-import org.apache.arrow.memory.util.MemoryUtil;
 
 /**
- * Hands the rows of a {@code causal_conv} column to an engine in few calls. A run of at least
- * {@link #IN_PLACE_FLOATS} floats of adjacent rows of one length goes in place, as slices of the
- * Arrow buffers. The other rows are gathered into arrays: on the CPU engine one batch per length;
- * on a GPU, whose calls cost more than a few padded steps, rows of near lengths share one batch,
- * each padded with zero steps to the batch's longest ({@link #PADDING}). Padding changes no bit of
- * a row's output: a step sums only the steps before it, in an order that does not depend on the
- * steps after it (docs/SEMANTICS.md, Causal convolution). An engine call takes at most {@link
- * #BATCH_FLOATS} floats.
+ * Hands the rows of a {@code causal_conv} column to an engine in few calls. On a GPU with pinned
+ * staging, every row goes through the staging slots ({@link StagedConvolution}): the engine copies
+ * ordinary memory at a fraction of the speed it copies pinned memory, and the slots are filled and
+ * drained on several threads while it runs (the output's values are never pinned: they come from
+ * the pool of ordinary memory). Elsewhere a run of at least {@link #IN_PLACE_FLOATS} floats of
+ * adjacent rows of one length goes in place, as slices of the Arrow buffers, and the other rows are
+ * gathered into arrays. On the CPU engine a batch holds rows of one length; on a GPU, whose calls
+ * cost more than a few padded steps, rows of near lengths share one batch, each padded with zero
+ * steps to the batch's longest ({@link #PADDING}). Padding changes no bit of a row's output: a step
+ * sums only the steps before it, in an order that does not depend on the steps after it
+ * (docs/SEMANTICS.md, Causal convolution). An engine call takes at most {@link #BATCH_FLOATS}
+ * floats, a staged one a slot.
  */
 final class ConvolutionBatches {
   /** Floats of sequences handed to the engine at once (each way): 1 GiB. */
@@ -46,13 +49,14 @@ final class ConvolutionBatches {
   private final long[] inputStarts;
   private final long[] outputStarts;
   private final int[] counts;
-  private final HostMemory gatherMemory;
+  private final StagingPool staging;
 
   /**
    * Row {@code r} has {@code counts[r]} steps (0 or less: nothing to convolve) from step {@code
    * inputStarts[r]} of {@code input}, and goes to step {@code outputStarts[r]} of {@code output}.
-   * The gathered rows go through two blocks of {@code gatherMemory} (pinned memory, which a GPU
-   * copies at full speed), or through Java arrays where it is null.
+   * With {@code staging} (a GPU's), every row goes through its pinned slots, filled, convolved and
+   * drained in parallel ({@link StagedConvolution}), unless the input and output are pinned
+   * already: then runs go in place. Without, the gathered rows go through Java arrays.
    */
   ConvolutionBatches(
       NormalizationEngine engine,
@@ -63,7 +67,7 @@ final class ConvolutionBatches {
       long[] inputStarts,
       long[] outputStarts,
       int[] counts,
-      HostMemory gatherMemory) {
+      StagingPool staging) {
     this.engine = engine;
     this.kernel = kernel;
     this.eps = eps;
@@ -72,7 +76,7 @@ final class ConvolutionBatches {
     this.inputStarts = inputStarts;
     this.outputStarts = outputStarts;
     this.counts = counts;
-    this.gatherMemory = gatherMemory;
+    this.staging = staging;
   }
 
   /** Convolves every row with steps. */
@@ -85,28 +89,30 @@ final class ConvolutionBatches {
     }
     List<Integer> gathered = new ArrayList<>();
     for (Map.Entry<Integer, List<Integer>> group : byLength.entrySet()) {
-      gathered.addAll(runsInPlace(group.getKey(), group.getValue()));
+      gathered.addAll(
+          staging == null ? runsInPlace(group.getKey(), group.getValue()) : group.getValue());
     }
     List<List<Integer>> batches = batchesOf(gathered);
-    if (batches.isEmpty()) {
-      return;
-    }
-    if (gatherMemory == null) {
+    if (staging == null) {
       for (List<Integer> batch : batches) {
         int floats = batch.size() * counts[batch.get(0)] * kernel.channels();
         convolveGathered(batch, FloatBuffer.allocate(floats), FloatBuffer.allocate(floats));
       }
       return;
     }
-    long largest = 0;
-    for (List<Integer> batch : batches) {
-      largest = Math.max(largest, (long) batch.size() * counts[batch.get(0)] * kernel.channels());
-    }
-    try (PinnedBlock input = gatherMemory.allocate(largest * Float.BYTES);
-        PinnedBlock result = gatherMemory.allocate(largest * Float.BYTES)) {
+    StagedConvolution.Rows rows =
+        new StagedConvolution.Rows(
+            input.memoryAddress(),
+            output.memoryAddress(),
+            inputStarts,
+            outputStarts,
+            counts,
+            kernel.channels());
+    try (StagedConvolution staged = new StagedConvolution(engine, kernel, eps, staging, rows)) {
       for (List<Integer> batch : batches) {
-        convolveGathered(batch, floatsAt(input, largest), floatsAt(result, largest));
+        staged.run(batch, counts[batch.get(0)]);
       }
+      staged.finish();
     }
   }
 
@@ -119,7 +125,10 @@ final class ConvolutionBatches {
     List<List<Integer>> batches = new ArrayList<>();
     for (int first = 0, end; first < gathered.size(); first = end) {
       int steps = counts[gathered.get(first)];
-      long perBatch = Math.max(1, BATCH_FLOATS / ((long) steps * kernel.channels()));
+      long perBatch =
+          staging == null
+              ? Math.max(1, BATCH_FLOATS / ((long) steps * kernel.channels()))
+              : StagedConvolution.rowsPerSlot(staging, steps, kernel.channels());
       end = first + 1;
       while (end < gathered.size()
           && end - first < perBatch
@@ -196,13 +205,6 @@ final class ConvolutionBatches {
       floats(output, outputStarts[row] * channels, rowValues)
           .put(0, result, i * rowFloats, rowValues);
     }
-  }
-
-  /** The first {@code floats} floats of {@code block}. */
-  private static FloatBuffer floatsAt(PinnedBlock block, long floats) {
-    return MemoryUtil.directBuffer(block.address(), Math.toIntExact(floats * Float.BYTES))
-        .order(ByteOrder.LITTLE_ENDIAN)
-        .asFloatBuffer();
   }
 
   private static FloatBuffer floats(ArrowBuf buffer, long firstFloat, int floats) {

@@ -4,11 +4,13 @@ import static io.embednorm.engine.CausalConvolutionReference.firstOutsideBound;
 import static io.embednorm.engine.CausalConvolutionReference.randomKernel;
 import static io.embednorm.engine.CausalConvolutionReference.randomSequence;
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.Normalization;
@@ -78,35 +80,130 @@ class ArrowNormalizerConvolutionTest {
 
   /**
    * With pinned memory for its staging (here C-heap blocks counted as pinned, filled with NaN
-   * bytes), a GPU gets the gathered rows in direct buffers over two blocks of it, the padding
-   * zeroed (a NaN there would send a GPU's rows to the plain multiply-adds, other bits), every row
-   * with the bits it has alone, and every block back when the call returns.
+   * bytes), a GPU gets every row through the staging slots in direct buffers, the padding zeroed (a
+   * NaN there would send a GPU's rows to the plain multiply-adds, other bits), every row with the
+   * bits it has alone, every slot back in the pool when the call returns and freed with the
+   * normalizer.
    */
   @Test
-  void gatheredRowsGoThroughPinnedBlocksOnAGpu() {
+  void rowsGoThroughPinnedStagingSlotsOnAGpu() {
     CountingHostMemory memory = new CountingHostMemory();
     memory.poisonNewBlocks();
+    StagingPool staging = new StagingPool(memory, 1L << 20, 8L << 20);
     try (BufferAllocator allocator = new RootAllocator()) {
       ConvolutionStandIn gpu = new ConvolutionStandIn();
-      try (ArrowNormalizer normalizer =
-          new ArrowNormalizer(
-              allocator,
-              DeviceEngines.ofGpus(
-                  List.of(gpu),
-                  "the test engine",
-                  List.of(new StagingPool(memory, 1L << 20, 8L << 20))),
-              ArrowNormalizer.DEFAULT_CHUNK_BYTES,
-              1L << 20,
-              AutoCallRule.NONE)) {
+      try (ArrowNormalizer normalizer = stagedNormalizerOn(allocator, gpu, staging)) {
         checkAgainstReference(allocator, normalizer, new Random(SEED + 5), Engines.cpu());
         assertThat(gpu.batches).containsExactly("direct 4", "direct 4", "direct 1");
         assertThat(gpu.sawNonFinite).as("a NaN in a batch: padding not zeroed").isFalse();
-        assertThat(memory.allocatedBytes()).as("pinned bytes after the call").isZero();
-        assertThat(memory.peakBytes())
-            .as("two blocks of the largest batch: 4 rows of 40 steps")
-            .isEqualTo(2L * 4 * 40 * CHANNELS * Float.BYTES);
+        assertThat(staging.slotsInUse()).as("slots taken after the call").isZero();
+        assertThat(memory.allocatedBytes()).as("pinned bytes pooled").isPositive();
       }
     }
+    assertThat(memory.allocatedBytes()).as("pinned bytes after the normalizer closed").isZero();
+  }
+
+  /**
+   * Slots that hold a few rows, and a row wider than a slot: a column of 2,300 rows goes through
+   * hundreds of staged batches, filled and drained on the copy threads while the stand-in convolves
+   * earlier ones, with null rows between; every row within the float64 bound, bit for bit the row
+   * convolved alone, and every slot back. A stand-in that fails its 40th call fails the call, with
+   * every slot back.
+   */
+  @Test
+  void manyStagedBatchesKeepEveryRowAndGiveEverySlotBack() {
+    int steps = 64;
+    int channels = 16;
+    int rows = 2300;
+    long seed = SEED + 6;
+    Random random = new Random(seed);
+    System.out.println("manyStagedBatches seed " + seed);
+    float[][] w = randomKernel(random, channels, steps);
+    CountingHostMemory memory = new CountingHostMemory();
+    memory.poisonNewBlocks();
+    // 16 rows of 4 KiB a slot
+    StagingPool staging = new StagingPool(memory, 64L << 10, 1L << 20);
+    ConvolutionStandIn gpu = new ConvolutionStandIn();
+    try (BufferAllocator allocator = new RootAllocator();
+        ArrowNormalizer normalizer = stagedNormalizerOn(allocator, gpu, staging);
+        NormalizationEngine cpu = Engines.cpu()) {
+      float[][] sequences = new float[rows][];
+      try (FixedSizeListVector input =
+              fixedColumn(allocator, random, sequences, steps, channels, new int[] {0, 17, 1500});
+          FieldVector output = normalizer.causalConv(input, ConvolutionKernel.of(w), 0.25f)) {
+        Float4Vector out =
+            (Float4Vector)
+                ((FixedSizeListVector) ((FixedSizeListVector) output).getDataVector())
+                    .getDataVector();
+        int floats = steps * channels;
+        for (int row = 0; row < rows; row++) {
+          float[] got = new float[floats];
+          for (int i = 0; i < floats; i++) {
+            got[i] = out.getDataBuffer().getFloat(4L * (row * floats + i));
+          }
+          if (sequences[row] == null) {
+            assertThat(output.isNull(row)).as("row %d", row).isTrue();
+            assertThat(got).as("null row %d", row).containsOnly(0f);
+            continue;
+          }
+          assertThat(firstOutsideBound(w, 0.25f, sequences[row], steps, got))
+              .as("seed %d, row %d", seed, row)
+              .isEqualTo(-1);
+          float[] alone = new float[floats];
+          cpu.causalConvolution(
+              ConvolutionKernel.of(w),
+              0.25f,
+              FloatBuffer.wrap(sequences[row]),
+              1,
+              steps,
+              FloatBuffer.wrap(alone));
+          assertThat(got).as("row %d against the row alone", row).isEqualTo(alone);
+        }
+      }
+      assertThat(gpu.batches).hasSize((rows - 3 + 15) / 16).allMatch(b -> b.startsWith("direct"));
+      assertThat(gpu.sawNonFinite).isFalse();
+      assertThat(staging.slotsInUse()).isZero();
+
+      gpu.failAtCall = gpu.calls.get() + 40;
+      float[][] again = new float[rows][];
+      try (FixedSizeListVector input =
+          fixedColumn(allocator, random, again, steps, channels, new int[0])) {
+        assertThatThrownBy(() -> normalizer.causalConv(input, ConvolutionKernel.of(w), 0f).close())
+            .isInstanceOf(EmbedNormException.class);
+      }
+      assertThat(staging.slotsInUse()).as("slots taken after a failed call").isZero();
+      assertThat(allocator.getAllocatedMemory()).isZero();
+    }
+    assertThat(memory.allocatedBytes()).isZero();
+  }
+
+  /** A sequence wider than a slot goes through a slot of its own, freed after it. */
+  @Test
+  void aSequenceWiderThanASlotTakesASlotOfItsOwn() {
+    CountingHostMemory memory = new CountingHostMemory();
+    StagingPool staging = new StagingPool(memory, 4L << 10, 64L << 10);
+    try (BufferAllocator allocator = new RootAllocator()) {
+      ConvolutionStandIn gpu = new ConvolutionStandIn();
+      try (ArrowNormalizer normalizer = stagedNormalizerOn(allocator, gpu, staging)) {
+        // 40 steps of 70 channels: 11,200 bytes a row, more than a slot's 4 KiB
+        checkAgainstReference(allocator, normalizer, new Random(SEED + 7), Engines.cpu());
+        assertThat(gpu.batches).contains("direct 1").allMatch(b -> b.startsWith("direct"));
+        assertThat(staging.outstandingBytes())
+            .as("no wide slot kept")
+            .isLessThanOrEqualTo(16L * (2 * (4096 + 4096)));
+      }
+    }
+    assertThat(memory.allocatedBytes()).isZero();
+  }
+
+  private static ArrowNormalizer stagedNormalizerOn(
+      BufferAllocator allocator, NormalizationEngine gpu, StagingPool staging) {
+    return new ArrowNormalizer(
+        allocator,
+        DeviceEngines.ofGpus(List.of(gpu), "the test engine", List.of(staging)),
+        ArrowNormalizer.DEFAULT_CHUNK_BYTES,
+        1L << 20,
+        AutoCallRule.NONE);
   }
 
   @Test
@@ -327,6 +424,7 @@ class ArrowNormalizerConvolutionTest {
     final AtomicInteger calls = new AtomicInteger();
     final List<String> batches = Collections.synchronizedList(new ArrayList<>());
     volatile boolean failing;
+    volatile int failAtCall = -1;
     volatile boolean sawNonFinite;
 
     @Override
@@ -357,7 +455,10 @@ class ArrowNormalizerConvolutionTest {
         int count,
         int steps,
         FloatBuffer output) {
-      calls.incrementAndGet();
+      int call = calls.incrementAndGet();
+      if (call == failAtCall) {
+        throw new EmbedNormException("Cannot convolve on the stand-in: told to fail call " + call);
+      }
       batches.add((sequences.isDirect() && output.isDirect() ? "direct " : "heap ") + count);
       for (int i = 0; i < sequences.capacity(); i++) {
         sawNonFinite |= !Float.isFinite(sequences.get(i));

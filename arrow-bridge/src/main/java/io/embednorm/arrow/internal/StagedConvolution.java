@@ -1,0 +1,290 @@
+package io.embednorm.arrow.internal;
+
+import io.embednorm.engine.ConvolutionKernel;
+import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.NormalizationEngine;
+import java.nio.ByteOrder;
+import java.nio.FloatBuffer;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.apache.arrow.memory.util.MemoryUtil;
+
+/**
+ * Runs the batches of a {@code causal_conv} call on a GPU engine through pinned staging slots: the
+ * rows of a batch are copied into a slot's input half (on the copy threads, each row padded with
+ * zero steps to the batch's), convolved by the engine on a thread of this staging's, and copied out
+ * of the slot's output half, while the caller fills the next batches. The engine copies pinned
+ * memory at full speed and ordinary memory at a fraction of it; filling and draining overlap its
+ * calls. Padding changes no bit of a row's output on a GPU (docs/SEMANTICS.md, Causal convolution).
+ *
+ * <p>Used by one thread. Holds slots of the {@link StagingPool} from the first batch to {@link
+ * #close()}, which waits for the engine's call in flight, if any, before it gives them back.
+ */
+public final class StagedConvolution implements AutoCloseable {
+  /** Batches staged at once: one being filled, one in the engine, one being drained. */
+  private static final int DEPTH = 3;
+
+  private final NormalizationEngine engine;
+  private final ConvolutionKernel kernel;
+  private final float eps;
+  private final StagingPool pool;
+  private final Rows rows;
+  private final Deque<InFlight> inFlight = new ArrayDeque<>();
+  private ExecutorService engineThread;
+  private boolean closed;
+
+  /**
+   * The rows of a call: row {@code r} has {@code counts[r]} steps of {@code channels} floats from
+   * step {@code inputStarts[r]} at {@code inputAddress}, and its output goes to step {@code
+   * outputStarts[r]} at {@code outputAddress}.
+   */
+  public record Rows(
+      long inputAddress,
+      long outputAddress,
+      long[] inputStarts,
+      long[] outputStarts,
+      int[] counts,
+      int channels) {}
+
+  /** Staging for the rows of one call, convolved with {@code kernel} on {@code engine}. */
+  public StagedConvolution(
+      NormalizationEngine engine,
+      ConvolutionKernel kernel,
+      float eps,
+      StagingPool pool,
+      Rows rows) {
+    this.engine = engine;
+    this.kernel = kernel;
+    this.eps = eps;
+    this.pool = pool;
+    this.rows = rows;
+  }
+
+  /** Rows of {@code steps} steps that one pooled slot holds: at least one. */
+  public static int rowsPerSlot(StagingPool pool, int steps, int channels) {
+    long rowBytes = (long) steps * channels * Float.BYTES;
+    return (int) Math.max(1, Math.min(Integer.MAX_VALUE, pool.slotBytes() / Math.max(1, rowBytes)));
+  }
+
+  /**
+   * Convolves {@code batch} (rows of at most {@code steps} steps) as one engine call of {@code
+   * steps}-step sequences; returns once its input is staged, draining earlier batches as slots are
+   * needed. An engine failure is thrown here or by {@link #finish()}.
+   */
+  public void run(List<Integer> batch, int steps) {
+    long bytes = (long) batch.size() * steps * rows.channels() * Float.BYTES;
+    if (bytes > Integer.MAX_VALUE) {
+      throw new EmbedNormException(
+          "Cannot stage "
+              + batch.size()
+              + " sequences of "
+              + steps
+              + " steps for causal_conv: "
+              + bytes
+              + " bytes pass a slot's limit of "
+              + Integer.MAX_VALUE);
+    }
+    StagingSlot slot = take(bytes);
+    InFlight chunk = new InFlight(slot, batch, steps);
+    try {
+      ParallelCopy.run(bytes, chunk::fill);
+    } catch (RuntimeException | Error failure) {
+      pool.give(slot);
+      throw failure;
+    }
+    FloatBuffer input = floats(slot.input(), bytes);
+    FloatBuffer output = floats(slot.output(), bytes);
+    try {
+      chunk.call =
+          engineThread()
+              .submit(
+                  () -> engine.causalConvolution(kernel, eps, input, batch.size(), steps, output),
+                  null);
+    } catch (RuntimeException | Error failure) {
+      pool.give(slot);
+      throw failure;
+    }
+    inFlight.add(chunk);
+  }
+
+  /** Waits for every batch and copies its output out; throws the first engine failure. */
+  public void finish() {
+    while (!inFlight.isEmpty()) {
+      completeOldest();
+    }
+  }
+
+  /** Waits for the engine's calls and gives every slot back. Idempotent. */
+  @Override
+  public void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    for (InFlight chunk : inFlight) {
+      chunk.call.cancel(false);
+    }
+    if (engineThread != null) {
+      engineThread.shutdown();
+      boolean interrupted = false;
+      while (true) {
+        try {
+          if (engineThread.awaitTermination(1, TimeUnit.MINUTES)) {
+            break;
+          }
+        } catch (InterruptedException stop) {
+          interrupted = true;
+        }
+      }
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+    for (InFlight chunk : inFlight) {
+      pool.give(chunk.slot);
+    }
+    inFlight.clear();
+  }
+
+  /** A slot of at least {@code bytes} a half, draining the oldest batch while too many are out. */
+  private StagingSlot take(long bytes) {
+    if (bytes > pool.slotBytes()) {
+      while (inFlight.size() >= DEPTH - 1) {
+        completeOldest();
+      }
+      return pool.takeWide(bytes);
+    }
+    while (true) {
+      if (inFlight.size() < DEPTH) {
+        StagingSlot slot = pool.tryTake();
+        if (slot != null) {
+          return slot;
+        }
+      }
+      if (inFlight.isEmpty()) {
+        return pool.take();
+      }
+      completeOldest();
+    }
+  }
+
+  private void completeOldest() {
+    InFlight chunk = inFlight.poll();
+    try {
+      await(chunk.call);
+      ParallelCopy.run(
+          (long) chunk.batch.size() * chunk.steps * rows.channels() * Float.BYTES, chunk::drain);
+    } finally {
+      pool.give(chunk.slot);
+    }
+  }
+
+  private static void await(Future<?> call) {
+    boolean interrupted = false;
+    try {
+      while (true) {
+        try {
+          call.get();
+          return;
+        } catch (InterruptedException stop) {
+          interrupted = true;
+        } catch (ExecutionException failed) {
+          if (failed.getCause() instanceof RuntimeException runtime) {
+            throw runtime;
+          }
+          if (failed.getCause() instanceof Error error) {
+            throw error;
+          }
+          throw new EmbedNormException("Cannot convolve on the GPU: " + failed.getCause(), failed);
+        }
+      }
+    } finally {
+      if (interrupted) {
+        Thread.currentThread().interrupt();
+      }
+    }
+  }
+
+  private ExecutorService engineThread() {
+    if (engineThread == null) {
+      engineThread =
+          Executors.newSingleThreadExecutor(
+              task -> {
+                Thread thread = new Thread(task, "embednorm-convolution");
+                thread.setDaemon(true);
+                return thread;
+              });
+    }
+    return engineThread;
+  }
+
+  private static FloatBuffer floats(long address, long bytes) {
+    return MemoryUtil.directBuffer(address, (int) bytes)
+        .order(ByteOrder.LITTLE_ENDIAN)
+        .asFloatBuffer();
+  }
+
+  /** A batch in a slot: row {@code i} of the batch at byte {@code i * steps * channels * 4}. */
+  private final class InFlight {
+    private final StagingSlot slot;
+    private final List<Integer> batch;
+    private final int steps;
+    private Future<?> call;
+
+    InFlight(StagingSlot slot, List<Integer> batch, int steps) {
+      this.slot = slot;
+      this.batch = batch;
+      this.steps = steps;
+    }
+
+    /** Copies the rows' bytes in {@code [offset, offset + length)} of the slot in, zero padded. */
+    void fill(long offset, long length) {
+      long rowBytes = (long) steps * rows.channels() * Float.BYTES;
+      for (long at = offset, end = offset + length; at < end; ) {
+        int index = (int) (at / rowBytes);
+        int row = batch.get(index);
+        long rowStart = index * rowBytes;
+        long valueEnd = rowStart + (long) rows.counts()[row] * rows.channels() * Float.BYTES;
+        long upTo = Math.min(end, at < valueEnd ? valueEnd : rowStart + rowBytes);
+        if (at < valueEnd) {
+          MemoryUtil.copyMemory(
+              rows.inputAddress()
+                  + rows.inputStarts()[row] * rows.channels() * Float.BYTES
+                  + (at - rowStart),
+              slot.input() + at,
+              upTo - at);
+        } else {
+          MemoryUtil.setMemory(slot.input() + at, upTo - at, (byte) 0);
+        }
+        at = upTo;
+      }
+    }
+
+    /** Copies the rows' outputs in {@code [offset, offset + length)} of the slot out. */
+    void drain(long offset, long length) {
+      long rowBytes = (long) steps * rows.channels() * Float.BYTES;
+      for (long at = offset, end = offset + length; at < end; ) {
+        int index = (int) (at / rowBytes);
+        int row = batch.get(index);
+        long rowStart = index * rowBytes;
+        long valueEnd = rowStart + (long) rows.counts()[row] * rows.channels() * Float.BYTES;
+        long upTo = Math.min(end, at < valueEnd ? valueEnd : rowStart + rowBytes);
+        if (at < valueEnd) {
+          MemoryUtil.copyMemory(
+              slot.output() + at,
+              rows.outputAddress()
+                  + rows.outputStarts()[row] * rows.channels() * Float.BYTES
+                  + (at - rowStart),
+              upTo - at);
+        }
+        at = upTo;
+      }
+    }
+  }
+}
