@@ -108,12 +108,7 @@ final class ConvolutionBatches {
             outputStarts,
             counts,
             kernel.channels());
-    try (StagedConvolution staged = new StagedConvolution(engine, kernel, eps, staging, rows)) {
-      for (List<Integer> batch : batches) {
-        staged.run(batch, counts[batch.get(0)]);
-      }
-      staged.finish();
-    }
+    StagedConvolution.run(engine, kernel, eps, staging, rows, batches);
   }
 
   /**

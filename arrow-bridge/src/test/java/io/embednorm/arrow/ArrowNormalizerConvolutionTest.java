@@ -94,7 +94,7 @@ class ArrowNormalizerConvolutionTest {
       ConvolutionStandIn gpu = new ConvolutionStandIn();
       try (ArrowNormalizer normalizer = stagedNormalizerOn(allocator, gpu, staging)) {
         checkAgainstReference(allocator, normalizer, new Random(SEED + 5), Engines.cpu());
-        assertThat(gpu.batches).containsExactly("direct 4", "direct 4", "direct 1");
+        assertThat(gpu.batches).containsExactlyInAnyOrder("direct 4", "direct 4", "direct 1");
         assertThat(gpu.sawNonFinite).as("a NaN in a batch: padding not zeroed").isFalse();
         assertThat(staging.slotsInUse()).as("slots taken after the call").isZero();
         assertThat(memory.allocatedBytes()).as("pinned bytes pooled").isPositive();

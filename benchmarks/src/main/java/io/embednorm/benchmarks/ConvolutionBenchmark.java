@@ -116,12 +116,13 @@ public final class ConvolutionBenchmark {
               3, () -> cpu.causalConvolution(kernel, 0f, heapInput, sequences, steps, heapOutput));
       double engineMillis =
           medianMillis(
-              5,
+              repeats,
               () ->
                   gpuEngine.causalConvolution(kernel, 0f, heapInput, sequences, steps, heapOutput));
       System.out.printf(
           Locale.ROOT,
-          "same batch from Java arrays, median after a warm-up call: gpu engine %.2f ms (copies"
+          "same batch from Java arrays, median of the repeats after a warm-up call: gpu engine"
+              + " %.2f ms (copies"
               + " each way included), cpu engine %.1f ms (%d threads, %.0f GFLOP/s)%n",
           engineMillis,
           cpuMillis,
@@ -131,11 +132,13 @@ public final class ConvolutionBenchmark {
     try (BufferAllocator allocator = new RootAllocator();
         ArrowNormalizer normalizer = ArrowNormalizer.create(allocator, DeviceChoice.GPU);
         FieldVector column = column(allocator, values, sequences, steps, channels)) {
-      double arrowMillis = medianMillis(3, () -> normalizer.causalConv(column, kernel, 0f).close());
+      double arrowMillis =
+          medianMillis(repeats, () -> normalizer.causalConv(column, kernel, 0f).close());
       System.out.printf(
           Locale.ROOT,
           "same batch through the Arrow API (ArrowNormalizer.causalConv, gpu, a"
-              + " FixedSizeList<FixedSizeList<float>> column): %.2f ms median after a warm-up%n",
+              + " FixedSizeList<FixedSizeList<float>> column): %.2f ms median of the repeats after a"
+              + " warm-up%n",
           arrowMillis);
     }
   }

@@ -8,6 +8,7 @@ import java.nio.FloatBuffer;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -18,15 +19,14 @@ import org.apache.arrow.memory.util.MemoryUtil;
 /**
  * Runs the batches of a {@code causal_conv} call on a GPU engine through pinned staging slots: the
  * rows of a batch are copied into a slot's input half (on the copy threads, each row padded with
- * zero steps to the batch's), convolved by the engine on a thread of this staging's, and copied out
- * of the slot's output half, while the caller fills the next batches. The engine copies pinned
- * memory at full speed and ordinary memory at a fraction of it; filling and draining overlap its
- * calls. Padding changes no bit of a row's output on a GPU (docs/SEMANTICS.md, Causal convolution).
- *
- * <p>Used by one thread. Holds slots of the {@link StagingPool} from the first batch to {@link
- * #close()}, which waits for the engine's call in flight, if any, before it gives them back.
+ * zero steps to the batch's longest, its first), convolved by the engine, and copied out of the
+ * slot's output half. The engine copies pinned memory at full speed and ordinary memory at a
+ * fraction of it. With several batches, the engine runs them on a thread of the call's while the
+ * caller fills the next and drains the earlier ones. Padding changes no bit of a row's output on a
+ * GPU (docs/SEMANTICS.md, Causal convolution). Holds slots of the {@link StagingPool} only during
+ * {@link #run}.
  */
-public final class StagedConvolution implements AutoCloseable {
+public final class StagedConvolution {
   /** Batches staged at once: one being filled, one in the engine, one being drained. */
   private static final int DEPTH = 3;
 
@@ -37,7 +37,6 @@ public final class StagedConvolution implements AutoCloseable {
   private final Rows rows;
   private final Deque<InFlight> inFlight = new ArrayDeque<>();
   private ExecutorService engineThread;
-  private boolean closed;
 
   /**
    * The rows of a call: row {@code r} has {@code counts[r]} steps of {@code channels} floats from
@@ -52,8 +51,7 @@ public final class StagedConvolution implements AutoCloseable {
       int[] counts,
       int channels) {}
 
-  /** Staging for the rows of one call, convolved with {@code kernel} on {@code engine}. */
-  public StagedConvolution(
+  private StagedConvolution(
       NormalizationEngine engine,
       ConvolutionKernel kernel,
       float eps,
@@ -73,11 +71,37 @@ public final class StagedConvolution implements AutoCloseable {
   }
 
   /**
-   * Convolves {@code batch} (rows of at most {@code steps} steps) as one engine call of {@code
-   * steps}-step sequences; returns once its input is staged, draining earlier batches as slots are
-   * needed. An engine failure is thrown here or by {@link #finish()}.
+   * Convolves {@code batches} of {@code rows} with {@code kernel} on {@code engine} through the
+   * slots of {@code pool}, a batch's rows padded to its first row's steps; returns once every
+   * output is copied out and every slot given back. Throws the first failure of the engine's.
    */
-  public void run(List<Integer> batch, int steps) {
+  public static void run(
+      NormalizationEngine engine,
+      ConvolutionKernel kernel,
+      float eps,
+      StagingPool pool,
+      Rows rows,
+      List<List<Integer>> batches) {
+    StagedConvolution staged = new StagedConvolution(engine, kernel, eps, pool, rows);
+    try {
+      boolean alone = batches.size() == 1;
+      for (List<Integer> batch : batches) {
+        staged.stage(batch, alone);
+      }
+      while (!staged.inFlight.isEmpty()) {
+        staged.completeOldest();
+      }
+    } finally {
+      staged.release();
+    }
+  }
+
+  /**
+   * Stages {@code batch} and hands it to the engine: on this thread when it is the call's only
+   * batch ({@code alone}), else on the engine thread, draining earlier batches as slots are needed.
+   */
+  private void stage(List<Integer> batch, boolean alone) {
+    int steps = rows.counts()[batch.get(0)];
     long bytes = (long) batch.size() * steps * rows.channels() * Float.BYTES;
     if (bytes > Integer.MAX_VALUE) {
       throw new EmbedNormException(
@@ -94,18 +118,16 @@ public final class StagedConvolution implements AutoCloseable {
     InFlight chunk = new InFlight(slot, batch, steps);
     try {
       ParallelCopy.run(bytes, chunk::fill);
-    } catch (RuntimeException | Error failure) {
-      pool.give(slot);
-      throw failure;
-    }
-    FloatBuffer input = floats(slot.input(), bytes);
-    FloatBuffer output = floats(slot.output(), bytes);
-    try {
-      chunk.call =
-          engineThread()
-              .submit(
-                  () -> engine.causalConvolution(kernel, eps, input, batch.size(), steps, output),
-                  null);
+      FloatBuffer input = floats(slot.input(), bytes);
+      FloatBuffer output = floats(slot.output(), bytes);
+      Runnable call =
+          () -> engine.causalConvolution(kernel, eps, input, batch.size(), steps, output);
+      if (alone) {
+        call.run();
+        chunk.call = CompletableFuture.completedFuture(null);
+      } else {
+        chunk.call = engineThread().submit(call);
+      }
     } catch (RuntimeException | Error failure) {
       pool.give(slot);
       throw failure;
@@ -113,20 +135,8 @@ public final class StagedConvolution implements AutoCloseable {
     inFlight.add(chunk);
   }
 
-  /** Waits for every batch and copies its output out; throws the first engine failure. */
-  public void finish() {
-    while (!inFlight.isEmpty()) {
-      completeOldest();
-    }
-  }
-
-  /** Waits for the engine's calls and gives every slot back. Idempotent. */
-  @Override
-  public void close() {
-    if (closed) {
-      return;
-    }
-    closed = true;
+  /** Waits for the engine's call in flight, if any, and gives every slot back. */
+  private void release() {
     for (InFlight chunk : inFlight) {
       chunk.call.cancel(false);
     }
