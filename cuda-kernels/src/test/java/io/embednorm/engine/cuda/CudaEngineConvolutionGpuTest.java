@@ -11,8 +11,14 @@ import io.embednorm.engine.TestSeeds;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Random;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -23,7 +29,7 @@ import org.junit.jupiter.api.condition.EnabledIf;
  * {@code causal_conv} through the GPU engine ({@link CudaEngine#causalConvolution}) on batches held
  * in Java arrays and in direct memory: every sequence within the float64 reference's bound, and a
  * batch cut into chunks of a few sequences, or read from and written to slices of direct memory,
- * bit for bit the batch in one chunk from arrays.
+ * bit for bit the batch in one chunk from arrays; so are calls from eight threads at once.
  */
 @Tag("gpu")
 @EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
@@ -124,6 +130,76 @@ class CudaEngineConvolutionGpuTest {
             .isEqualTo(fresh);
       }
     }
+  }
+
+  /**
+   * Eight threads at once, each calling with direct buffers (copied on each call's own stream) and
+   * switching between two kernels (the weights uploaded again each time), every result the bits of
+   * the same call made alone from arrays.
+   */
+  @Test
+  void eightThreadsAtOnceGiveTheBitsOfCallsMadeAlone() throws Exception {
+    long seed = TestSeeds.seeds()[0];
+    System.out.println("eightThreadsAtOnce seed " + seed);
+    int threads = 8;
+    int sequences = 9;
+    int steps = 200;
+    int channels = 96;
+    Random random = new Random(seed);
+    ConvolutionKernel[] kernels = new ConvolutionKernel[2 * threads];
+    float[][] inputs = new float[threads][];
+    float[][][] expected = new float[threads][2][];
+    for (int thread = 0; thread < threads; thread++) {
+      inputs[thread] = randomSequence(random, sequences * steps, channels);
+      for (int which = 0; which < 2; which++) {
+        kernels[2 * thread + which] = ConvolutionKernel.of(randomKernel(random, channels, steps));
+        expected[thread][which] = new float[inputs[thread].length];
+        engine.causalConvolution(
+            kernels[2 * thread + which],
+            0f,
+            FloatBuffer.wrap(inputs[thread]),
+            sequences,
+            steps,
+            FloatBuffer.wrap(expected[thread][which]));
+      }
+    }
+    ExecutorService pool = Executors.newFixedThreadPool(threads);
+    try {
+      List<Future<String>> results = new ArrayList<>();
+      for (int thread = 0; thread < threads; thread++) {
+        int index = thread;
+        results.add(
+            pool.submit(
+                () -> {
+                  int floats = inputs[index].length;
+                  FloatBuffer input = direct(floats);
+                  FloatBuffer output = direct(floats);
+                  input.put(0, inputs[index]);
+                  for (int round = 0; round < 10; round++) {
+                    int which = round % 2;
+                    engine.causalConvolution(
+                        kernels[2 * index + which], 0f, input, sequences, steps, output);
+                    float[] got = new float[floats];
+                    output.get(0, got);
+                    if (!Arrays.equals(got, expected[index][which])) {
+                      return "thread " + index + ", round " + round + ": other bits";
+                    }
+                  }
+                  return "";
+                }));
+      }
+      for (Future<String> result : results) {
+        assertThat(result.get(5, TimeUnit.MINUTES)).isEmpty();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  private static FloatBuffer direct(int floats) {
+    return ByteBuffer.allocateDirect(floats * Float.BYTES)
+        .order(ByteOrder.nativeOrder())
+        .asFloatBuffer();
   }
 
   /**
