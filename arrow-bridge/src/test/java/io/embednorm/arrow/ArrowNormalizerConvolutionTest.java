@@ -104,11 +104,10 @@ class ArrowNormalizerConvolutionTest {
   }
 
   /**
-   * Slots that hold a few rows, and a row wider than a slot: a column of 2,300 rows goes through
-   * hundreds of staged batches, filled and drained on the copy threads while the stand-in convolves
-   * earlier ones, with null rows between; every row within the float64 bound, bit for bit the row
-   * convolved alone, and every slot back. A stand-in that fails its 40th call fails the call, with
-   * every slot back.
+   * Slots that hold 16 rows: a column of 2,300 rows goes through 144 staged batches, filled and
+   * drained on the copy threads while the stand-in convolves earlier ones, with null rows between;
+   * every row within the float64 bound, bit for bit the row convolved alone, and every slot back. A
+   * stand-in that fails its 40th call fails the call, with every slot back.
    */
   @Test
   void manyStagedBatchesKeepEveryRowAndGiveEverySlotBack() {

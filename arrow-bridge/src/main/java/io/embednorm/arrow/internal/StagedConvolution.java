@@ -255,29 +255,39 @@ public final class StagedConvolution {
 
     /** Copies the rows' bytes in {@code [offset, offset + length)} of the slot in, zero padded. */
     void fill(long offset, long length) {
-      long rowBytes = (long) steps * rows.channels() * Float.BYTES;
-      for (long at = offset, end = offset + length; at < end; ) {
-        int index = (int) (at / rowBytes);
-        int row = batch.get(index);
-        long rowStart = index * rowBytes;
-        long valueEnd = rowStart + (long) rows.counts()[row] * rows.channels() * Float.BYTES;
-        long upTo = Math.min(end, at < valueEnd ? valueEnd : rowStart + rowBytes);
-        if (at < valueEnd) {
-          MemoryUtil.copyMemory(
-              rows.inputAddress()
-                  + rows.inputStarts()[row] * rows.channels() * Float.BYTES
-                  + (at - rowStart),
-              slot.input() + at,
-              upTo - at);
-        } else {
-          MemoryUtil.setMemory(slot.input() + at, upTo - at, (byte) 0);
-        }
-        at = upTo;
-      }
+      walk(
+          offset,
+          length,
+          (row, at, inRow, bytes) ->
+              MemoryUtil.copyMemory(
+                  rowAddress(rows.inputAddress(), rows.inputStarts(), row) + inRow,
+                  slot.input() + at,
+                  bytes),
+          (at, bytes) -> MemoryUtil.setMemory(slot.input() + at, bytes, (byte) 0));
     }
 
     /** Copies the rows' outputs in {@code [offset, offset + length)} of the slot out. */
     void drain(long offset, long length) {
+      walk(
+          offset,
+          length,
+          (row, at, inRow, bytes) ->
+              MemoryUtil.copyMemory(
+                  slot.output() + at,
+                  rowAddress(rows.outputAddress(), rows.outputStarts(), row) + inRow,
+                  bytes),
+          (at, bytes) -> {});
+    }
+
+    private long rowAddress(long base, long[] starts, int row) {
+      return base + starts[row] * rows.channels() * Float.BYTES;
+    }
+
+    /**
+     * Splits the slot's bytes {@code [offset, offset + length)} into the parts of rows' values
+     * ({@code values}: the row, the slot offset, the offset in the row, bytes) and of padding.
+     */
+    private void walk(long offset, long length, ValuePart values, PaddingPart padding) {
       long rowBytes = (long) steps * rows.channels() * Float.BYTES;
       for (long at = offset, end = offset + length; at < end; ) {
         int index = (int) (at / rowBytes);
@@ -286,15 +296,20 @@ public final class StagedConvolution {
         long valueEnd = rowStart + (long) rows.counts()[row] * rows.channels() * Float.BYTES;
         long upTo = Math.min(end, at < valueEnd ? valueEnd : rowStart + rowBytes);
         if (at < valueEnd) {
-          MemoryUtil.copyMemory(
-              slot.output() + at,
-              rows.outputAddress()
-                  + rows.outputStarts()[row] * rows.channels() * Float.BYTES
-                  + (at - rowStart),
-              upTo - at);
+          values.copy(row, at, at - rowStart, upTo - at);
+        } else {
+          padding.copy(at, upTo - at);
         }
         at = upTo;
       }
     }
+  }
+
+  private interface ValuePart {
+    void copy(int row, long slotOffset, long rowOffset, long bytes);
+  }
+
+  private interface PaddingPart {
+    void copy(long slotOffset, long bytes);
   }
 }
