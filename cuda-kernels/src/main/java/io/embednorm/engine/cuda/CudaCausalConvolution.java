@@ -44,6 +44,19 @@ public final class CudaCausalConvolution {
 
   /** Loads the kernels into {@code context}'s device. */
   public CudaCausalConvolution(CudaContext context) {
+    this(context, NAMES.length);
+  }
+
+  /**
+   * The mma.sync kernel on every device, for tests: on a compute capability 9.0 device it checks
+   * the kernel every other GPU runs.
+   */
+  static CudaCausalConvolution withMmaSyncKernel(CudaContext context) {
+    return new CudaCausalConvolution(context, 1);
+  }
+
+  /** Loads the first {@code kernels} kernels of {@link #NAMES} and takes the last one there. */
+  private CudaCausalConvolution(CudaContext context, int kernels) {
     this.context = context;
     context.makeCurrent();
     CUmodule module = new CUmodule();
@@ -59,7 +72,7 @@ public final class CudaCausalConvolution {
               + NAMES[0]);
     }
     CausalConvolutionKernel wgmma =
-        CausalConvolutionKernel.loadIfPresent(module, NAMES[1], table, 1);
+        kernels > 1 ? CausalConvolutionKernel.loadIfPresent(module, NAMES[1], table, 1) : null;
     kernel = wgmma != null ? wgmma : mmaSync;
   }
 

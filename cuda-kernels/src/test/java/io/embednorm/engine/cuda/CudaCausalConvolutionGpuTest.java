@@ -11,12 +11,21 @@ import io.embednorm.engine.TestSeeds;
 import java.util.Arrays;
 import java.util.Random;
 import java.util.stream.IntStream;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Named;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.condition.EnabledIf;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
-/** The causal_conv kernel against the float64 reference, sequence by sequence. */
+/**
+ * The causal_conv kernels against the float64 reference, sequence by sequence, and a sequence's
+ * bits against its batch, its place and its prefix. On a compute capability 9.0 device the tests
+ * that take a kernel run on both: the wgmma kernel it runs and the mma.sync kernel every other GPU
+ * runs (padded batches rely on the invariance on each).
+ */
 @Tag("gpu")
 @EnabledIf(value = "gpuUsable", disabledReason = "no usable GPU")
 class CudaCausalConvolutionGpuTest {
@@ -24,6 +33,7 @@ class CudaCausalConvolutionGpuTest {
   private static final String MMA_SYNC = "embednorm_causal_conv_f32";
 
   private static CudaCausalConvolution convolution;
+  private static CudaCausalConvolution mmaSync;
   private static boolean hopper;
 
   static boolean gpuUsable() {
@@ -37,15 +47,32 @@ class CudaCausalConvolutionGpuTest {
     CudaContext context = CudaContext.of(0);
     convolution = new CudaCausalConvolution(context);
     hopper = context.computeCapability() == 90;
+    mmaSync = hopper ? CudaCausalConvolution.withMmaSyncKernel(context) : null;
+  }
+
+  /** The kernel the device runs and, on compute capability 9.0, the mma.sync one too. */
+  static Stream<Named<CudaCausalConvolution>> kernels() {
+    String why = CudaEngine.unavailableReason();
+    assumeTrue(why == null, () -> "no usable GPU: " + why);
+    if (convolution == null) {
+      requireGpu();
+    }
+    Stream<CudaCausalConvolution> kernels =
+        mmaSync == null ? Stream.of(convolution) : Stream.of(convolution, mmaSync);
+    return kernels.map(kernel -> Named.of(kernel.kernelName(), kernel));
   }
 
   @Test
   void runsTheWgmmaKernelForEveryShapeOnComputeCapability90Only() {
     assertThat(convolution.kernelName()).isEqualTo(hopper ? WGMMA : MMA_SYNC);
+    if (hopper) {
+      assertThat(mmaSync.kernelName()).isEqualTo(MMA_SYNC);
+    }
   }
 
-  @Test
-  void aSequencesBitsDependNeitherOnItsBatchNorOnItsPlaceInIt() {
+  @ParameterizedTest
+  @MethodSource("kernels")
+  void aSequencesBitsDependNeitherOnItsBatchNorOnItsPlaceInIt(CudaCausalConvolution convolution) {
     // whole wgmma blocks and partial ones in every dimension, against chunks of 5 sequences (a
     // sequence lands on another row of another block) and single sequences
     int[][] shapes = {{64, 256, 12}, {33, 300, 766}};
@@ -61,14 +88,15 @@ class CudaCausalConvolutionGpuTest {
       String where =
           "seed " + seed + " " + Arrays.toString(shape) + " on " + convolution.kernelName();
       for (int chunk : new int[] {5, 1}) {
-        float[] chunked = chunked(kernel, values, sequences, steps, chunk);
+        float[] chunked = chunked(convolution, kernel, values, sequences, steps, chunk);
         assertSameBits(chunked, whole, channels, steps, where + ", chunks of " + chunk);
       }
     }
   }
 
-  @Test
-  void aSequencesFirstStepsHaveTheBitsOfItsPrefix() {
+  @ParameterizedTest
+  @MethodSource("kernels")
+  void aSequencesFirstStepsHaveTheBitsOfItsPrefix(CudaCausalConvolution convolution) {
     // T = 700 is a partial block of steps, T = 768 whole ones: the same first 700 outputs
     int sequences = 32;
     int channels = 12;
@@ -90,8 +118,9 @@ class CudaCausalConvolutionGpuTest {
         shorter, longerPrefix, channels, 700, "T 700 against T 768 on " + convolution.kernelName());
   }
 
-  @Test
-  void aNanInOneSequenceChangesNoBitOfAnother() {
+  @ParameterizedTest
+  @MethodSource("kernels")
+  void aNanInOneSequenceChangesNoBitOfAnother(CudaCausalConvolution convolution) {
     int sequences = 32;
     int steps = 256;
     int channels = 8;
@@ -188,8 +217,9 @@ class CudaCausalConvolutionGpuTest {
     check(w, 0f, values, out, sequences, steps, channels, "non-finite weights, whole blocks");
   }
 
-  @Test
-  void matchesTheFloat64ReferenceAcrossShapes() {
+  @ParameterizedTest
+  @MethodSource("kernels")
+  void matchesTheFloat64ReferenceAcrossShapes(CudaCausalConvolution convolution) {
     // sequences, steps, channels, kernel steps: partial blocks of every kind, T = 4096, the B32
     // T768
     // of the reference size (on fewer channels, to keep the float64 reference quick)
@@ -220,13 +250,14 @@ class CudaCausalConvolutionGpuTest {
             sequences,
             steps,
             channels,
-            "seed " + seed + " " + Arrays.toString(shape));
+            "seed " + seed + " " + Arrays.toString(shape) + " on " + convolution.kernelName());
       }
     }
   }
 
-  @Test
-  void nanAndInfinityReachOnlyLaterStepsOfTheirChannel() {
+  @ParameterizedTest
+  @MethodSource("kernels")
+  void nanAndInfinityReachOnlyLaterStepsOfTheirChannel(CudaCausalConvolution convolution) {
     int sequences = 9;
     int steps = 70;
     int channels = 33;
@@ -242,8 +273,10 @@ class CudaCausalConvolutionGpuTest {
     check(w, 0f, values, out, sequences, steps, channels, "non-finite inputs");
   }
 
-  @Test
-  void infiniteWeightsAndInputsTooLargeToSplitKeepTheirIeeeResults() {
+  @ParameterizedTest
+  @MethodSource("kernels")
+  void infiniteWeightsAndInputsTooLargeToSplitKeepTheirIeeeResults(
+      CudaCausalConvolution convolution) {
     // the tensor cores take each operand as two tf32 halves, which turns ∞ · k into NaN and
     // overflows on |k| near Float.MAX_VALUE: such operands go through plain multiply-adds
     int sequences = 9;
@@ -265,7 +298,12 @@ class CudaCausalConvolutionGpuTest {
 
   /** The batch run as calls of {@code chunk} sequences each (the last one shorter). */
   private static float[] chunked(
-      ConvolutionKernel kernel, float[] values, int sequences, int steps, int chunk) {
+      CudaCausalConvolution convolution,
+      ConvolutionKernel kernel,
+      float[] values,
+      int sequences,
+      int steps,
+      int chunk) {
     int floats = steps * kernel.channels();
     float[] out = new float[values.length];
     for (int first = 0; first < sequences; first += chunk) {
