@@ -4,15 +4,13 @@ import io.embednorm.engine.CausalConvolution;
 import io.embednorm.engine.ConvolutionKernel;
 
 /**
- * {@link CausalConvolution} in plain Java, found by ServiceLoader. The weights are read lag-major
- * so that every inner loop runs over contiguous channels of the weights, the input and the output
- * alike (the JIT vectorizes it); channels go in blocks whose weights and inputs stay in the L2
- * cache while every step of the block is summed. Each output sums its lags from 0 up in float32,
- * whatever the block.
+ * {@link CausalConvolution} on the CPU, found by ServiceLoader: the loops of {@link
+ * ConvolutionLoops} over the weights read lag-major, SIMD where the JVM has the Vector API. Each
+ * output sums its lags from 0 up in float32, whatever the loops or the split among threads.
  */
 public final class CpuCausalConvolution implements CausalConvolution {
-  /** Channels a block: 2 × steps × 64 floats stay cached up to steps of about 2048. */
-  static final int CHANNEL_BLOCK = 64;
+  /** Channels the threads of a batch split at: whole blocks of both loops. */
+  static final int CHANNEL_BLOCK = ScalarConvolution.CHANNEL_BLOCK;
 
   @Override
   public void convolve(
@@ -63,22 +61,16 @@ public final class CpuCausalConvolution implements CausalConvolution {
       int outputOffset,
       int firstChannel,
       int endChannel) {
-    for (int block = firstChannel; block < endChannel; block += CHANNEL_BLOCK) {
-      int width = Math.min(CHANNEL_BLOCK, endChannel - block);
-      for (int t = 0; t < steps; t++) {
-        int out = outputOffset + t * channels + block;
-        java.util.Arrays.fill(output, out, out + width, 0f);
-        for (int lag = 0; lag <= t; lag++) {
-          int weight = lag * channels + block;
-          int input = offset + (t - lag) * channels + block;
-          for (int c = 0; c < width; c++) {
-            output[out + c] += weights[weight + c] * sequence[input + c];
-          }
-        }
-        for (int c = 0; c < width; c++) {
-          output[out + c] += eps;
-        }
-      }
-    }
+    RowPassSelection.CONVOLUTION.convolveChannels(
+        weights,
+        channels,
+        eps,
+        sequence,
+        offset,
+        steps,
+        output,
+        outputOffset,
+        firstChannel,
+        endChannel);
   }
 }
