@@ -1,30 +1,23 @@
 package io.embednorm.engine.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuStreamCreate;
-import static jcuda.driver.JCudaDriver.cuStreamDestroy;
-import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.embednorm.engine.ConvolutionKernel;
 import jcuda.Pointer;
 import jcuda.Sizeof;
-import jcuda.driver.CUstream;
-import jcuda.driver.CUstream_flags;
 
 /**
  * The device memory of {@code causal_conv} calls, kept between them by {@link CudaEngine} (one set
  * per call in flight): the sequences and results of a chunk, grown as calls need, and the weights
- * of the last kernel, every lag uploaded once (a call of fewer steps reads their first lags), and a
- * stream of its own, so that calls on several threads copy both ways at once. Allocating, freeing
- * and uploading per call cost more than a small batch's kernel. The engine closes it on {@link
- * CudaEngine#releasePooled}.
+ * of the last kernel, every lag uploaded once (a call of fewer steps reads their first lags).
+ * Allocating, freeing and uploading per call cost more than a small batch's kernel. The engine
+ * closes it on {@link CudaEngine#releasePooled}.
  */
 final class ConvolutionMemory implements AutoCloseable {
   private DeviceBuffer weights;
   private DeviceBuffer input;
   private DeviceBuffer result;
   private ConvolutionKernel uploaded;
-  private CUstream stream;
 
   /**
    * The device weights of {@code kernel}, lag-major, every lag; uploaded unless they are already.
@@ -37,22 +30,9 @@ final class ConvolutionMemory implements AutoCloseable {
       uploaded = null;
       weights = grown(weights, bytes, "causal_conv weights");
       cuMemcpyHtoD(weights.pointer(), Pointer.to(lagWeights), bytes);
-      // A copy from pageable memory may return before it lands, ordered only on the default
-      // stream, which the stream of this memory does not wait for.
-      cuStreamSynchronize(null);
       uploaded = kernel;
     }
     return weights;
-  }
-
-  /** A non-blocking stream of this memory's, created on first use. */
-  CUstream stream() {
-    if (stream == null) {
-      CUstream created = new CUstream();
-      cuStreamCreate(created, CUstream_flags.CU_STREAM_NON_BLOCKING);
-      stream = created;
-    }
-    return stream;
   }
 
   /** Device memory for a chunk's sequences, at least {@code bytes}. */
@@ -88,9 +68,5 @@ final class ConvolutionMemory implements AutoCloseable {
     weights = null;
     input = null;
     result = null;
-    if (stream != null) {
-      cuStreamDestroy(stream);
-      stream = null;
-    }
   }
 }

@@ -49,7 +49,8 @@ public final class CudaCausalConvolution {
 
   /**
    * The mma.sync kernel on every device, for tests: on a compute capability 9.0 device it checks
-   * the kernel every other GPU runs.
+   * the design every other GPU runs (in its sm_90a build, where they run their own build of the
+   * same source).
    */
   static CudaCausalConvolution withMmaSyncKernel(CudaContext context) {
     return new CudaCausalConvolution(context, 1);

@@ -1,9 +1,7 @@
 package io.embednorm.engine.cuda;
 
 import static jcuda.driver.JCudaDriver.cuMemcpyDtoH;
-import static jcuda.driver.JCudaDriver.cuMemcpyDtoHAsync;
 import static jcuda.driver.JCudaDriver.cuMemcpyHtoD;
-import static jcuda.driver.JCudaDriver.cuMemcpyHtoDAsync;
 import static jcuda.driver.JCudaDriver.cuStreamSynchronize;
 
 import io.embednorm.engine.ConvolutionKernel;
@@ -18,10 +16,9 @@ import jcuda.driver.CUstream;
  * {@code causal_conv} of a batch of equal-length sequences held in host buffers, on the GPU: the
  * lag-major weights go to the device once per kernel, the sequences in chunks of at most {@link
  * #CHUNK_BYTES} each way, one after another, through the device memory of a {@link
- * ConvolutionMemory} the caller holds for the call. Direct buffers are copied from and to their own
- * memory on the memory's stream, so that calls on several threads overlap; a heap buffer's chunk
- * goes through one chunk-sized array unless the chunk is the whole array (the driver takes no
- * offset into a Java array), on the default stream (the driver copies Java arrays synchronously).
+ * ConvolutionMemory} the caller holds for the call. A direct buffer's chunk is copied from and to
+ * its own memory; a heap buffer's goes through one chunk-sized array unless the chunk is the whole
+ * array (the driver takes no offset into a Java array).
  */
 final class CudaConvolutionBatch {
   /** Bytes of sequences a chunk moves each way: few launches, little device memory. */
@@ -56,9 +53,8 @@ final class CudaConvolutionBatch {
     long sequenceBytes = (long) steps * channels * Sizeof.FLOAT;
     int perChunk = (int) Math.max(1, Math.min(count, chunkBytes / Math.max(1, sequenceBytes)));
     long bufferBytes = perChunk * sequenceBytes;
+    CUstream stream = new CUstream();
     DeviceBuffer weights = memory.weights(kernel);
-    boolean direct = sequences.isDirect() && output.isDirect();
-    CUstream stream = direct ? memory.stream() : new CUstream();
     DeviceBuffer input = memory.input(bufferBytes);
     DeviceBuffer result = memory.result(bufferBytes);
     HostChunk host = new HostChunk(perChunk * steps * channels);
@@ -66,15 +62,7 @@ final class CudaConvolutionBatch {
       int chunk = Math.min(perChunk, count - first);
       int floats = chunk * steps * channels;
       int offset = first * steps * channels;
-      if (direct) {
-        cuMemcpyHtoDAsync(
-            input.pointer(),
-            Pointer.to(sequences.slice(offset, floats)),
-            (long) floats * Sizeof.FLOAT,
-            stream);
-      } else {
-        host.upload(sequences.slice(offset, floats), input.pointer());
-      }
+      host.upload(sequences.slice(offset, floats), input.pointer());
       convolution.launch(
           input.pointer(),
           result.pointer(),
@@ -84,17 +72,8 @@ final class CudaConvolutionBatch {
           channels,
           eps,
           stream);
-      if (direct) {
-        cuMemcpyDtoHAsync(
-            Pointer.to(output.slice(offset, floats)),
-            result.pointer(),
-            (long) floats * Sizeof.FLOAT,
-            stream);
-        cuStreamSynchronize(stream);
-      } else {
-        cuStreamSynchronize(stream);
-        host.download(result.pointer(), output.slice(offset, floats));
-      }
+      cuStreamSynchronize(stream);
+      host.download(result.pointer(), output.slice(offset, floats));
     }
   }
 

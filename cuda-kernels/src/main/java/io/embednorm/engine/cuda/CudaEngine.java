@@ -12,6 +12,7 @@ import io.embednorm.engine.Device;
 import io.embednorm.engine.ElementType;
 import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.EncodedRows;
+import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.GpuFaults;
 import io.embednorm.engine.GpuSettings;
 import io.embednorm.engine.InternalSwitches;
@@ -377,19 +378,35 @@ public final class CudaEngine implements NormalizationEngine {
     GpuFaults.beforeGpuCall("causal_conv of " + count + " sequences");
     ConvolutionMemory idle = idleConvolutionMemory.pollFirst();
     ConvolutionMemory memory = idle == null ? new ConvolutionMemory() : idle;
-    boolean reusable = false;
     try {
       context.makeCurrent();
       CudaConvolutionBatch.run(convolution(), memory, kernel, eps, sequences, count, steps, output);
-      reusable = true;
     } catch (CudaException failure) {
-      throw GpuSession.fault("convolve " + count + " sequences with causal_conv", failure);
-    } finally {
-      if (reusable && !closed) {
-        idleConvolutionMemory.addFirst(memory);
-      } else {
-        memory.close();
-      }
+      GpuFaultException fault =
+          GpuSession.fault("convolve " + count + " sequences with causal_conv", failure);
+      closeAfter(memory, fault);
+      throw fault;
+    } catch (RuntimeException | Error failure) {
+      closeAfter(memory, failure);
+      throw failure;
+    }
+    if (closed) {
+      memory.close();
+    } else {
+      idleConvolutionMemory.addFirst(memory);
+    }
+  }
+
+  /**
+   * Frees {@code memory} after {@code failure}, whose type decides what the caller does (a GPU
+   * fault reruns the call on the CPU): after a fault the driver may refuse the frees too, so their
+   * failures join it as suppressed.
+   */
+  private static void closeAfter(ConvolutionMemory memory, Throwable failure) {
+    try {
+      memory.close();
+    } catch (RuntimeException | Error closing) {
+      failure.addSuppressed(closing);
     }
   }
 

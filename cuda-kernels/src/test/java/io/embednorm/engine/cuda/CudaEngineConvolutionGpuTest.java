@@ -133,9 +133,9 @@ class CudaEngineConvolutionGpuTest {
   }
 
   /**
-   * Eight threads at once, each calling with direct buffers (copied on each call's own stream) and
-   * switching between two kernels (the weights uploaded again each time), every result the bits of
-   * the same call made alone from arrays.
+   * Eight threads at once, each calling with direct buffers (each call in flight with device memory
+   * of its own) and switching between two kernels (the weights uploaded again each time), every
+   * result the bits of the same call made alone from arrays.
    */
   @Test
   void eightThreadsAtOnceGiveTheBitsOfCallsMadeAlone() throws Exception {
