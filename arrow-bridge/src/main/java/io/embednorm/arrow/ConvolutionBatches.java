@@ -55,8 +55,8 @@ final class ConvolutionBatches {
    * Row {@code r} has {@code counts[r]} steps (0 or less: nothing to convolve) from step {@code
    * inputStarts[r]} of {@code input}, and goes to step {@code outputStarts[r]} of {@code output}.
    * With {@code staging} (a GPU's), every row goes through its pinned slots, filled, convolved and
-   * drained in parallel ({@link StagedConvolution}), unless the input and output are pinned
-   * already: then runs go in place. Without, the gathered rows go through Java arrays.
+   * drained in parallel ({@link StagedConvolution}). Without, long runs go in place and the other
+   * rows through Java arrays.
    */
   ConvolutionBatches(
       NormalizationEngine engine,

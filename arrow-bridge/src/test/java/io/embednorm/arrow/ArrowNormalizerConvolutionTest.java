@@ -4,13 +4,11 @@ import static io.embednorm.engine.CausalConvolutionReference.firstOutsideBound;
 import static io.embednorm.engine.CausalConvolutionReference.randomKernel;
 import static io.embednorm.engine.CausalConvolutionReference.randomSequence;
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import io.embednorm.arrow.internal.StagingPool;
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.Device;
 import io.embednorm.engine.DeviceChoice;
-import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.Engines;
 import io.embednorm.engine.GpuFaultException;
 import io.embednorm.engine.Normalization;
@@ -165,10 +163,15 @@ class ArrowNormalizerConvolutionTest {
 
       gpu.failAtCall = gpu.calls.get() + 40;
       float[][] again = new float[rows][];
+      NormalizationMetrics metrics = new NormalizationMetrics();
       try (FixedSizeListVector input =
-          fixedColumn(allocator, random, again, steps, channels, new int[0])) {
-        assertThatThrownBy(() -> normalizer.causalConv(input, ConvolutionKernel.of(w), 0f).close())
-            .isInstanceOf(EmbedNormException.class);
+              fixedColumn(allocator, random, again, steps, channels, new int[0]);
+          FieldVector output = normalizer.causalConv(input, ConvolutionKernel.of(w), 0f, metrics);
+          FieldVector onCpu =
+              ArrowConvolution.causalConv(input, ConvolutionKernel.of(w), 0f, allocator)) {
+        assertThat(metrics.cpuFallbackCalls()).as("a GPU fault on the engine thread").isEqualTo(1);
+        assertThat(metrics.cpuFallbackReason()).contains("told to fail call");
+        assertThat(values(output)).as("the call rerun on the CPU engine").isEqualTo(values(onCpu));
       }
       assertThat(staging.slotsInUse()).as("slots taken after a failed call").isZero();
       assertThat(allocator.getAllocatedMemory()).isZero();
@@ -188,11 +191,47 @@ class ArrowNormalizerConvolutionTest {
         checkAgainstReference(allocator, normalizer, new Random(SEED + 7), Engines.cpu());
         assertThat(gpu.batches).contains("direct 1").allMatch(b -> b.startsWith("direct"));
         assertThat(staging.outstandingBytes())
-            .as("no wide slot kept")
-            .isLessThanOrEqualTo(16L * (2 * (4096 + 4096)));
+            .as("pooled slots of 16 KiB only: no wide slot (24 KiB) kept")
+            .isLessThanOrEqualTo(3L * 16384)
+            .matches(bytes -> bytes % 16384 == 0);
       }
     }
     assertThat(memory.allocatedBytes()).isZero();
+  }
+
+  /**
+   * Pinned memory the process cannot allocate for a slot: the call reruns on the CPU engine (as for
+   * a GPU out of memory), with its bits, instead of failing.
+   */
+  @Test
+  void noPinnedMemoryForASlotRerunsTheCallOnTheCpu() {
+    CountingHostMemory memory = new CountingHostMemory();
+    memory.refuseAllocations();
+    StagingPool staging = new StagingPool(memory, 1L << 20, 8L << 20);
+    try (BufferAllocator allocator = new RootAllocator()) {
+      ConvolutionStandIn gpu = new ConvolutionStandIn();
+      try (ArrowNormalizer normalizer = stagedNormalizerOn(allocator, gpu, staging)) {
+        NormalizationMetrics metrics = new NormalizationMetrics();
+        checkAgainstReference(allocator, normalizer, new Random(SEED + 8), Engines.cpu(), metrics);
+        assertThat(gpu.calls.get()).isZero();
+        assertThat(metrics.cpuFallbackCalls()).isEqualTo(1);
+        assertThat(metrics.cpuFallbackReason()).contains("Cannot stage");
+      }
+    }
+    assertThat(memory.allocatedBytes()).isZero();
+  }
+
+  /** The value bytes of a column of sequences, as floats' raw bits. */
+  private static int[] values(FieldVector sequences) {
+    Float4Vector values =
+        (Float4Vector)
+            ((FixedSizeListVector) ((FixedSizeListVector) sequences).getDataVector())
+                .getDataVector();
+    int[] bits = new int[values.getValueCount()];
+    for (int i = 0; i < bits.length; i++) {
+      bits[i] = values.getDataBuffer().getInt(4L * i);
+    }
+    return bits;
   }
 
   private static ArrowNormalizer stagedNormalizerOn(
@@ -456,7 +495,7 @@ class ArrowNormalizerConvolutionTest {
         FloatBuffer output) {
       int call = calls.incrementAndGet();
       if (call == failAtCall) {
-        throw new EmbedNormException("Cannot convolve on the stand-in: told to fail call " + call);
+        throw new GpuFaultException("Cannot convolve on the stand-in: told to fail call " + call);
       }
       batches.add((sequences.isDirect() && output.isDirect() ? "direct " : "heap ") + count);
       for (int i = 0; i < sequences.capacity(); i++) {

@@ -1,5 +1,6 @@
 package io.embednorm.arrow;
 
+import io.embednorm.engine.EmbedNormException;
 import io.embednorm.engine.HostMemory;
 import io.embednorm.engine.HostPin;
 import io.embednorm.engine.PinnedBlock;
@@ -19,6 +20,7 @@ final class CountingHostMemory implements HostMemory {
   private final AtomicLong peak = new AtomicLong();
   private final ConcurrentSkipListMap<Long, Long> blocks = new ConcurrentSkipListMap<>();
   private volatile boolean poisoned;
+  private volatile boolean refusing;
 
   /**
    * New blocks come filled with 0xFF bytes (NaN as floats), as a reused block may hold anything.
@@ -27,8 +29,17 @@ final class CountingHostMemory implements HostMemory {
     poisoned = true;
   }
 
+  /** Every allocation fails from now on, as when the process cannot pin more memory. */
+  void refuseAllocations() {
+    refusing = true;
+  }
+
   @Override
   public PinnedBlock allocate(long bytes) {
+    if (refusing) {
+      throw new EmbedNormException(
+          "Cannot allocate " + bytes + " bytes of pinned host memory: the test refuses it");
+    }
     long address = MemoryUtil.allocateMemory(bytes);
     if (poisoned) {
       ByteBuffer block = MemoryUtil.directBuffer(address, Math.toIntExact(bytes));

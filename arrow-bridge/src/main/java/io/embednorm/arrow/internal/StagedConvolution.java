@@ -2,6 +2,7 @@ package io.embednorm.arrow.internal;
 
 import io.embednorm.engine.ConvolutionKernel;
 import io.embednorm.engine.EmbedNormException;
+import io.embednorm.engine.GpuOutOfMemoryException;
 import io.embednorm.engine.NormalizationEngine;
 import java.nio.ByteOrder;
 import java.nio.FloatBuffer;
@@ -102,6 +103,17 @@ public final class StagedConvolution {
    */
   private void stage(List<Integer> batch, boolean alone) {
     int steps = rows.counts()[batch.get(0)];
+    for (int row : batch) {
+      if (rows.counts()[row] > steps) {
+        throw new IllegalArgumentException(
+            "Cannot stage a causal_conv batch: its row "
+                + row
+                + " has "
+                + rows.counts()[row]
+                + " steps, more than its first row's "
+                + steps);
+      }
+    }
     long bytes = (long) batch.size() * steps * rows.channels() * Float.BYTES;
     if (bytes > Integer.MAX_VALUE) {
       throw new EmbedNormException(
@@ -162,23 +174,31 @@ public final class StagedConvolution {
     inFlight.clear();
   }
 
-  /** A slot of at least {@code bytes} a half, draining the oldest batch while too many are out. */
+  /**
+   * A slot of at least {@code bytes} a half, draining the oldest batch while too many are out or
+   * the pool has none. Pinned memory the process cannot allocate, with no batch left to drain, is a
+   * {@link GpuOutOfMemoryException}: the call reruns on the CPU engine.
+   */
   private StagingSlot take(long bytes) {
-    if (bytes > pool.slotBytes()) {
-      while (inFlight.size() >= DEPTH - 1) {
-        completeOldest();
-      }
-      return pool.takeWide(bytes);
-    }
+    boolean wide = bytes > pool.slotBytes();
     while (true) {
-      if (inFlight.size() < DEPTH) {
-        StagingSlot slot = pool.tryTake();
-        if (slot != null) {
-          return slot;
+      if (inFlight.size() < (wide ? DEPTH - 1 : DEPTH)) {
+        try {
+          StagingSlot slot =
+              wide ? pool.takeWide(bytes) : inFlight.isEmpty() ? pool.take() : pool.tryTake();
+          if (slot != null) {
+            return slot;
+          }
+        } catch (EmbedNormException noRoom) {
+          if (inFlight.isEmpty()) {
+            throw new GpuOutOfMemoryException(
+                "Cannot stage "
+                    + bytes
+                    + " bytes of sequences for causal_conv: "
+                    + noRoom.getMessage(),
+                noRoom);
+          }
         }
-      }
-      if (inFlight.isEmpty()) {
-        return pool.take();
       }
       completeOldest();
     }
