@@ -23,7 +23,7 @@ public final class CpuCausalConvolution implements CausalConvolution {
       int outputOffset) {
     kernel.checkSteps(steps);
     float[] weights = lagMajor(kernel, steps);
-    convolveChannels(
+    RowPassSelection.CONVOLUTION.convolveChannels(
         weights,
         kernel.channels(),
         eps,
@@ -44,33 +44,5 @@ public final class CpuCausalConvolution implements CausalConvolution {
     float[] weights = new float[steps * kernel.channels()];
     kernel.copyLagMajor(steps, weights, 0);
     return weights;
-  }
-
-  /**
-   * As {@link #convolve}, for the channels from {@code firstChannel} to {@code endChannel} only,
-   * with the weights from {@link #lagMajor}: channel ranges of one sequence are independent.
-   */
-  static void convolveChannels(
-      float[] weights,
-      int channels,
-      float eps,
-      float[] sequence,
-      int offset,
-      int steps,
-      float[] output,
-      int outputOffset,
-      int firstChannel,
-      int endChannel) {
-    RowPassSelection.CONVOLUTION.convolveChannels(
-        weights,
-        channels,
-        eps,
-        sequence,
-        offset,
-        steps,
-        output,
-        outputOffset,
-        firstChannel,
-        endChannel);
   }
 }

@@ -6,8 +6,8 @@ import io.embednorm.engine.ConvolutionKernel;
  * {@code causal_conv} of a batch of equal-length sequences on the CPU engine's threads. The units
  * of work are a sequence's channel ranges (whole blocks of {@link
  * CpuCausalConvolution#CHANNEL_BLOCK} channels), which are independent, so that a batch of fewer
- * sequences than threads still uses every thread; each output is summed as {@link
- * CpuCausalConvolution} sums it, whatever the split.
+ * sequences than threads still uses every thread; each output is summed as {@link ConvolutionLoops}
+ * sums it, whatever the split.
  */
 final class CpuConvolutionBatch {
   /** Multiply-adds under which a batch stays on the calling thread. */
@@ -47,7 +47,7 @@ final class CpuConvolutionBatch {
                     channels,
                     (range + 1) * channelBlocks / ranges * CpuCausalConvolution.CHANNEL_BLOCK);
             int offset = sequence * floats;
-            CpuCausalConvolution.convolveChannels(
+            RowPassSelection.CONVOLUTION.convolveChannels(
                 weights,
                 channels,
                 eps,
