@@ -194,6 +194,9 @@ public final class ArrowNormalizer implements AutoCloseable {
     long started = System.nanoTime();
     NormalizationEngine engine = engines.first();
     long bytes = (long) ArrowConvolution.elementCount(sequences) * Float.BYTES;
+    // Not weighed as staged memory even though it goes through the slots: that rule weighs a
+    // normalization's copies against the CPU engine's passes, and a convolution's arithmetic is
+    // larger than its copies by far (docs/PERFORMANCE.md, causal_conv on one GPU).
     AutoCallRule.Choice choice = autoRule.choose(bytes, false);
     if (choice != AutoCallRule.Choice.GPU) {
       metrics.addAutoCallOnCpu(choice);

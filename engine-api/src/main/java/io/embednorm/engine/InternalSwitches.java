@@ -59,7 +59,8 @@ public final class InternalSwitches {
           "embednorm.gpu.staging",
           true,
           "false: memory that is not pinned is registered with the driver per call instead of"
-              + " copied through the pinned staging slots");
+              + " copied through the pinned staging slots; causal_conv rows go to the engine in"
+              + " place and through Java arrays");
 
   /**
    * Bytes of each half (input, output) of a staging slot: the largest GPU chunk of memory that is
