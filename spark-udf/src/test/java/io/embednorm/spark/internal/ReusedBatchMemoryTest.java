@@ -84,12 +84,16 @@ class ReusedBatchMemoryTest {
                     results)) {
           assertSameBits((ListVector) actual, (ListVector) expected, width, context);
           assertMatchesReference((ListVector) actual, values, width, context);
-          if (batch > BATCH_ROWS.length - 3) {
+          // a batch whose rows are all null or empty has no elements, nor a block under them
+          boolean hasElements = ((ListVector) actual).getDataVector().getValueCount() > 0;
+          if (batch > BATCH_ROWS.length - 3 && hasElements && resultAddress != 0) {
             assertThat(elementAddress(actual))
                 .as(context + ": the result's elements are in the block of the largest batch")
                 .isEqualTo(resultAddress);
           }
-          resultAddress = elementAddress(actual);
+          if (hasElements) {
+            resultAddress = elementAddress(actual);
+          }
         }
         if (batch == BATCH_ROWS.length - 3) {
           heldAfterLargest = allocator.getAllocatedMemory();
