@@ -58,21 +58,9 @@ public final class CausalConvolutions {
     }
     int steps = sequence.numElements();
     int channels = kernel.channels();
-    float[] values = new float[steps * channels];
-    for (int t = 0; t < steps; t++) {
-      if (sequence.isNullAt(t)) {
-        return null;
-      }
-      ArrayData step = sequence.getArray(t);
-      if (step.numElements() != channels) {
-        throw stepWidthFailure(t, step.numElements(), channels);
-      }
-      if (hasNull(step)) {
-        return null;
-      }
-      for (int c = 0; c < channels; c++) {
-        values[t * channels + c] = step.getFloat(c);
-      }
+    float[] values = floats(sequence, channels);
+    if (values == null) {
+      return null;
     }
     float[] out = new float[values.length];
     Engines.causalConvolution().convolve(kernel, eps, values, 0, steps, out, 0);
@@ -83,6 +71,33 @@ public final class CausalConvolutions {
       result[t] = ArrayData.toArrayData(step);
     }
     return new GenericArrayData(result);
+  }
+
+  /**
+   * The floats of {@code sequence} step after step, or null where a step or an element is null; the
+   * row path and the columnar operator read sequences alike.
+   *
+   * @throws EmbedNormException when a step has other than {@code channels} elements
+   */
+  static float[] floats(ArrayData sequence, int channels) {
+    int steps = sequence.numElements();
+    float[] values = new float[steps * channels];
+    for (int t = 0; t < steps; t++) {
+      if (sequence.isNullAt(t)) {
+        return null;
+      }
+      ArrayData step = sequence.getArray(t);
+      if (step.numElements() != channels) {
+        throw stepWidthFailure(t, step.numElements(), channels);
+      }
+      for (int c = 0; c < channels; c++) {
+        if (step.isNullAt(c)) {
+          return null;
+        }
+        values[t * channels + c] = step.getFloat(c);
+      }
+    }
+    return values;
   }
 
   /**

@@ -231,24 +231,10 @@ final class SparkSequences {
 
     /** The floats of {@code sequence} step after step, or null where a step or element is. */
     private float[] read(ColumnarArray sequence) {
-      int count = sequence.numElements();
-      float[] floats = new float[count * channels];
-      for (int t = 0; t < count; t++) {
-        if (sequence.isNullAt(t)) {
-          return null;
-        }
-        ColumnarArray step = sequence.getArray(t);
-        if (step.numElements() != channels) {
-          throw CausalConvolutions.stepWidthFailure(t, step.numElements(), channels);
-        }
-        for (int c = 0; c < channels; c++) {
-          if (step.isNullAt(c)) {
-            return null;
-          }
-          floats[t * channels + c] = step.getFloat(c);
-        }
+      float[] floats = CausalConvolutions.floats(sequence, channels);
+      if (floats != null) {
+        kernel.checkSteps(sequence.numElements());
       }
-      kernel.checkSteps(count);
       return floats;
     }
 
