@@ -288,6 +288,25 @@ public final class SparkArrays {
     }
   }
 
+  /** Whether any of the {@code length} values of {@code values} from {@code start} is null. */
+  static boolean anyNull(ColumnVector values, int start, int length) {
+    for (int i = start; i < start + length; i++) {
+      if (values.isNullAt(i)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+  private static boolean anyNull(ColumnarArray array) {
+    for (int i = 0, length = array.numElements(); i < length; i++) {
+      if (array.isNullAt(i)) {
+        return true;
+      }
+    }
+    return false;
+  }
+
   /** One copy: sets offsets and row validity, then fills the element vector. */
   private static final class Copy {
     private final ListVector list;
@@ -396,24 +415,6 @@ public final class SparkArrays {
       list.setLastSet(rows - 1);
       list.setValueCount(rows);
       list.getDataVector().setValueCount(total);
-    }
-
-    private static boolean anyNull(ColumnVector elements, int start, int length) {
-      for (int i = start; i < start + length; i++) {
-        if (elements.isNullAt(i)) {
-          return true;
-        }
-      }
-      return false;
-    }
-
-    private static boolean anyNull(ColumnarArray array) {
-      for (int i = 0, length = array.numElements(); i < length; i++) {
-        if (array.isNullAt(i)) {
-          return true;
-        }
-      }
-      return false;
     }
   }
 }

@@ -172,7 +172,7 @@ final class SparkSequences {
               throw CausalConvolutions.stepWidthFailure(t, width, channels);
             }
             int start = steps.getArrayOffset(step);
-            valid = !valueNulls || !anyNull(values, start, channels);
+            valid = !valueNulls || !SparkArrays.anyNull(values, start, channels);
             starts[total + t] = start;
           }
           if (valid) {
@@ -269,15 +269,6 @@ final class SparkSequences {
     private void finish(int rows) {
       list.setLastSet(rows - 1);
       list.setValueCount(rows);
-    }
-
-    private static boolean anyNull(ColumnVector values, int start, int length) {
-      for (int i = start; i < start + length; i++) {
-        if (values.isNullAt(i)) {
-          return true;
-        }
-      }
-      return false;
     }
   }
 }
