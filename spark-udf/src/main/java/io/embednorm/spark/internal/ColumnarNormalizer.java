@@ -183,10 +183,7 @@ public final class ColumnarNormalizer implements AutoCloseable {
       }
       return SparkArrays.toSpark((ListVector) result, chain.width(), outputs[index]);
     } finally {
-      long freeing = System.nanoTime();
-      times.addOutput(freeing - copying);
-      result.close();
-      times.addAllocation(System.nanoTime() - freeing);
+      closeCopied(result, copying, times);
     }
   }
 
@@ -205,11 +202,16 @@ public final class ColumnarNormalizer implements AutoCloseable {
       }
       return SparkSequences.toSpark((ListVector) result, convolution.channels(), outputs[index]);
     } finally {
-      long freeing = System.nanoTime();
-      times.addOutput(freeing - copying);
-      result.close();
-      times.addAllocation(System.nanoTime() - freeing);
+      closeCopied(result, copying, times);
     }
+  }
+
+  /** Frees {@code result}, copied out since {@code copying}, counting both in {@code times}. */
+  private static void closeCopied(FieldVector result, long copying, BatchTimes times) {
+    long freeing = System.nanoTime();
+    times.addOutput(freeing - copying);
+    result.close();
+    times.addAllocation(System.nanoTime() - freeing);
   }
 
   /** The task's one warning about batches moved from the GPU to the CPU engine. */
